@@ -1,0 +1,62 @@
+// Iterator over btrfs tree items with BTRFS_IOC_TREE_SEARCH_V2 (needs CAP_SYS_ADMIN).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "btrfs/result.h"
+
+namespace btrfs {
+
+inline constexpr uint64_t kMaxU64 = std::numeric_limits<uint64_t>::max();
+
+// A box in key space. The kernel treats (objectid, type, offset) min..max as ONE interval
+// over the 136-bit key; TreeSearch additionally drops items whose type or offset lies
+// outside [min,max], so callers get exactly the box they asked for.
+struct SearchKey {
+  uint64_t tree_id = 0;  // 0: the tree of the subvolume the fd is in
+  uint64_t min_objectid = 0, max_objectid = kMaxU64;
+  uint8_t min_type = 0, max_type = 255;
+  uint64_t min_offset = 0, max_offset = kMaxU64;
+  // Leaves older than min_transid are skipped by the kernel; items whose own generation
+  // (see item_generation) is older are skipped by TreeSearch.
+  uint64_t min_transid = 0, max_transid = kMaxU64;
+};
+
+struct TreeItem {
+  uint64_t objectid = 0;
+  uint8_t type = 0;
+  uint64_t offset = 0;
+  uint64_t transid = 0;              // generation of the leaf holding the item
+  std::span<const uint8_t> data;     // raw little-endian item bytes; valid until next()
+};
+
+class TreeSearch {
+ public:
+  // fd: any fd on the filesystem (for tree_id 0, one inside the wanted subvolume).
+  // buffer_bytes: kernel result buffer; grown automatically (up to 16 MiB) on EOVERFLOW.
+  TreeSearch(int fd, const SearchKey& key, size_t buffer_bytes = 256 * 1024);
+
+  // The next item in key order, nullopt at the end. Errors carry the ioctl's errno.
+  Result<std::optional<TreeItem>> next();
+
+  // Number of TREE_SEARCH_V2 calls made so far (for reports and tests).
+  uint64_t ioctl_calls() const { return calls_; }
+
+ private:
+  Result<void> fill();
+  bool wanted(const TreeItem& item) const;
+
+  int fd_;
+  SearchKey key_;                  // min key advances as results are consumed
+  std::vector<uint64_t> buffer_;   // 8-byte aligned: args header + results
+  size_t pos_ = 0, end_ = 0;       // byte positions inside the results area
+  uint32_t pending_ = 0;           // items left in the current batch
+  bool done_ = false;
+  uint64_t calls_ = 0;
+};
+
+}  // namespace btrfs

@@ -1,0 +1,6 @@
+#include <cstdio>
+
+int main() {
+  std::puts("btrdedupe " BTRDEDUPE_VERSION);
+  return 0;
+}

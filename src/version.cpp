@@ -1,0 +1,2 @@
+// placeholder so the engine library is never empty
+namespace btrdedupe {}
