@@ -61,7 +61,8 @@ Result<void> check_is_btrfs(int fd, const std::string& path) {
   const char* name = filesystem_name(st.f_type);
   char hex[32];
   std::snprintf(hex, sizeof hex, "type 0x%lx", static_cast<unsigned long>(st.f_type));
-  return Error{ENOTTY, path + " is on " + (name ? name : hex) + ", not btrfs"};
+  // No errno: the sentence says it all, "Inappropriate ioctl" would only confuse.
+  return Error{0, path + " is on " + (name ? name : hex) + ", not btrfs"};
 }
 
 Result<FsInfo> read_fs_info(int fd) {

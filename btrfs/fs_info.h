@@ -31,7 +31,7 @@ const char* csum_type_name(CsumType type);
 // filesystems; call check_is_btrfs first for a message that names the filesystem type.
 Result<FsInfo> read_fs_info(int fd);
 
-// statfs(2) check: ok when fd is on btrfs; otherwise an Error (code ENOTTY) whose context
+// statfs(2) check: ok when fd is on btrfs; otherwise an Error (code 0) whose context
 // names `path` and the filesystem type found there, e.g. "/tmp is on tmpfs, not btrfs".
 Result<void> check_is_btrfs(int fd, const std::string& path);
 
