@@ -28,7 +28,8 @@ struct SectorSums {
 
 // Reads the sums covering [disk_bytenr, disk_bytenr + length) (sector aligned; length is
 // rounded up to whole sectors). Items that start before the range or run past its end are
-// clipped. `fd`: any fd on the filesystem; `info` gives sector and checksum size.
+// clipped. `fd`: any fd on the filesystem; `info` gives sector, node and checksum size.
+// An unaligned disk_bytenr, a range that wraps, or an FsInfo without sizes is EINVAL.
 Result<SectorSums> read_sector_sums(int fd, const FsInfo& info, uint64_t disk_bytenr,
                                     uint64_t length);
 

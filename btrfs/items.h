@@ -82,6 +82,8 @@ struct FileExtentItem {
   // Logical length in the file: num_bytes, or ram_bytes for inline extents.
   uint64_t length() const { return is_inline() ? ram_bytes : num_bytes; }
 };
+// Unknown type or compression values, and an uncompressed inline item whose ram_bytes
+// differs from its data size, are errors (the kernel's tree checker refuses them too).
 Result<FileExtentItem> decode_file_extent_item(std::span<const uint8_t> data);
 
 inline constexpr uint64_t kRootSubvolReadonly = 1ULL << 0;  // BTRFS_ROOT_SUBVOL_RDONLY
@@ -120,7 +122,8 @@ struct ExtentItem {
   std::vector<ExtentBackref> inline_refs;
   bool is_data() const { return flags & kExtentFlagData; }
 };
-// key_type: BTRFS_EXTENT_ITEM_KEY or BTRFS_METADATA_ITEM_KEY (which has no tree_block_info).
+// key_type: BTRFS_EXTENT_ITEM_KEY or BTRFS_METADATA_ITEM_KEY (which has no tree_block_info);
+// any other is EINVAL. An unknown inline backref type is an error: its size is unknown.
 Result<ExtentItem> decode_extent_item(uint8_t key_type, std::span<const uint8_t> data);
 
 // EXTENT_CSUM item: key offset = disk bytenr of the first sector; payload = packed sums.
@@ -130,6 +133,7 @@ struct CsumItem {
   uint16_t csum_size = 0;
   uint64_t sectors() const { return csum_size ? sums.size() / csum_size : 0; }
 };
+// An empty item, or one that is not a whole number of sums, is an error; csum_size 0 is EINVAL.
 Result<CsumItem> decode_csum_item(uint64_t key_offset, std::span<const uint8_t> data,
                                   uint16_t csum_size);
 

@@ -37,7 +37,9 @@ struct TreeItem {
 class TreeSearch {
  public:
   // fd: any fd on the filesystem (for tree_id 0, one inside the wanted subvolume).
-  // buffer_bytes: kernel result buffer; grown automatically (up to 16 MiB) on EOVERFLOW.
+  // buffer_bytes: kernel result area (after the args header); grown automatically (up to
+  // 16 MiB) on EOVERFLOW. Each call continues from the smallest key inside the box after
+  // the last returned one, so the kernel skips what the box excludes.
   TreeSearch(int fd, const SearchKey& key, size_t buffer_bytes = 256 * 1024);
 
   // The next item in key order, nullopt at the end. Errors carry the ioctl's errno.
@@ -49,8 +51,10 @@ class TreeSearch {
  private:
   Result<void> fill();
   bool wanted(const TreeItem& item) const;
+  void advance_past(const TreeItem& item);
 
   int fd_;
+  SearchKey box_;                  // what the caller asked for
   SearchKey key_;                  // min key advances as results are consumed
   std::vector<uint64_t> buffer_;   // 8-byte aligned: args header + results
   size_t pos_ = 0, end_ = 0;       // byte positions inside the results area

@@ -1,0 +1,158 @@
+#include "btrfs/tree_search.h"
+
+#include <linux/btrfs.h>
+#include <sys/ioctl.h>
+
+#include <algorithm>
+#include <cstring>
+#include <tuple>
+
+#include "btrfs/items.h"
+
+namespace btrfs {
+namespace {
+
+constexpr size_t kMaxResultBytes = 16 << 20;  // the kernel's cap for TREE_SEARCH_V2
+constexpr size_t kMinResultBytes = sizeof(btrfs_ioctl_search_header);
+constexpr size_t kArgsBytes = sizeof(btrfs_ioctl_search_args_v2);
+static_assert(kArgsBytes % sizeof(uint64_t) == 0, "results must start 8-byte aligned");
+
+size_t words_for(size_t result_bytes) {
+  return (kArgsBytes + result_bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t);
+}
+
+std::string key_string(uint64_t objectid, uint64_t type, uint64_t offset) {
+  return "(" + std::to_string(objectid) + " " + std::to_string(type) + " " +
+         std::to_string(offset) + ")";
+}
+
+}  // namespace
+
+TreeSearch::TreeSearch(int fd, const SearchKey& key, size_t buffer_bytes)
+    : fd_(fd), box_(key), key_(key) {
+  buffer_.resize(words_for(std::clamp(buffer_bytes, kMinResultBytes, kMaxResultBytes)));
+}
+
+Result<void> TreeSearch::fill() {
+  for (;;) {
+    const size_t capacity = buffer_.size() * sizeof(uint64_t) - kArgsBytes;
+    btrfs_ioctl_search_args_v2 args{};
+    args.key.tree_id = key_.tree_id;
+    args.key.min_objectid = key_.min_objectid;
+    args.key.max_objectid = key_.max_objectid;
+    args.key.min_type = key_.min_type;
+    args.key.max_type = key_.max_type;
+    args.key.min_offset = key_.min_offset;
+    args.key.max_offset = key_.max_offset;
+    args.key.min_transid = key_.min_transid;
+    args.key.max_transid = key_.max_transid;
+    args.key.nr_items = UINT32_MAX;  // bounded by the buffer instead
+    args.buf_size = capacity;
+    // memcpy in and out: the buffer is uint64_t storage, not a btrfs_ioctl_search_args_v2.
+    std::memcpy(buffer_.data(), &args, sizeof args);
+    ++calls_;
+    const int rc = ::ioctl(fd_, BTRFS_IOC_TREE_SEARCH_V2, buffer_.data());
+    const int err = errno;
+    std::memcpy(&args, buffer_.data(), sizeof args);
+    if (rc == 0) {
+      pending_ = args.key.nr_items;
+      pos_ = 0;
+      end_ = capacity;
+      return {};
+    }
+    if (err != EOVERFLOW || capacity >= kMaxResultBytes) {
+      return Error{err, "BTRFS_IOC_TREE_SEARCH_V2 in tree " + std::to_string(key_.tree_id) +
+                            " from key " +
+                            key_string(key_.min_objectid, key_.min_type, key_.min_offset) +
+                            " with a " + std::to_string(capacity) + "-byte buffer"};
+    }
+    // One item did not fit; the kernel says in buf_size how much it needs.
+    const size_t wanted_bytes = std::max<size_t>(capacity * 2, args.buf_size);
+    buffer_.assign(words_for(std::min(wanted_bytes, kMaxResultBytes)), 0);
+  }
+}
+
+// The smallest key after `item` that lies inside the caller's box: lets the kernel skip
+// the keys the box excludes instead of walking them.
+void TreeSearch::advance_past(const TreeItem& item) {
+  uint64_t objectid = item.objectid, offset = item.offset;
+  unsigned type = item.type;
+  const bool type_in_box = type >= box_.min_type && type <= box_.max_type;
+  if (type_in_box && offset < box_.max_offset) {
+    offset = std::max(offset + 1, box_.min_offset);
+  } else if (type < box_.max_type) {
+    type = std::max<unsigned>(type + 1, box_.min_type);
+    offset = box_.min_offset;
+  } else if (objectid < box_.max_objectid) {
+    ++objectid;
+    type = box_.min_type;
+    offset = box_.min_offset;
+  } else {
+    done_ = true;
+    return;
+  }
+  if (std::tie(objectid, type, offset) >
+      std::make_tuple(box_.max_objectid, unsigned{box_.max_type}, box_.max_offset)) {
+    done_ = true;
+    return;
+  }
+  key_.min_objectid = objectid;
+  key_.min_type = static_cast<uint8_t>(type);
+  key_.min_offset = offset;
+}
+
+bool TreeSearch::wanted(const TreeItem& item) const {
+  if (item.objectid < box_.min_objectid || item.objectid > box_.max_objectid) return false;
+  if (item.type < box_.min_type || item.type > box_.max_type) return false;
+  if (item.offset < box_.min_offset || item.offset > box_.max_offset) return false;
+  if (box_.min_transid > 0) {
+    // The kernel filters whole leaves; an old item in a recently written leaf gets here.
+    const auto generation = item_generation(item.type, item.data);
+    if (generation && *generation < box_.min_transid) return false;
+  }
+  return true;
+}
+
+Result<std::optional<TreeItem>> TreeSearch::next() {
+  const uint8_t* results = reinterpret_cast<const uint8_t*>(buffer_.data()) + kArgsBytes;
+  for (;;) {
+    if (pending_ == 0) {
+      if (done_) return std::optional<TreeItem>{};
+      if (auto filled = fill(); !filled) return filled.error();
+      results = reinterpret_cast<const uint8_t*>(buffer_.data()) + kArgsBytes;
+      if (pending_ == 0) {
+        done_ = true;
+        return std::optional<TreeItem>{};
+      }
+    }
+    btrfs_ioctl_search_header header;
+    if (end_ - pos_ < sizeof header) {
+      done_ = true;
+      pending_ = 0;
+      return Error{EUCLEAN, "BTRFS_IOC_TREE_SEARCH_V2 result header too short: " +
+                                std::to_string(end_ - pos_) + " of " +
+                                std::to_string(sizeof header) + " bytes"};
+    }
+    std::memcpy(&header, results + pos_, sizeof header);
+    pos_ += sizeof header;
+    if (end_ - pos_ < header.len) {
+      done_ = true;
+      pending_ = 0;
+      return Error{EUCLEAN, "BTRFS_IOC_TREE_SEARCH_V2 item " +
+                                key_string(header.objectid, header.type, header.offset) +
+                                " too short: " + std::to_string(end_ - pos_) + " of " +
+                                std::to_string(header.len) + " bytes"};
+    }
+    TreeItem item;
+    item.objectid = header.objectid;
+    item.type = static_cast<uint8_t>(header.type);
+    item.offset = header.offset;
+    item.transid = header.transid;
+    item.data = {results + pos_, header.len};
+    pos_ += header.len;
+    if (--pending_ == 0) advance_past(item);
+    if (wanted(item)) return std::optional<TreeItem>{item};
+  }
+}
+
+}  // namespace btrfs
