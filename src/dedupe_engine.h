@@ -1,0 +1,41 @@
+// The dedupe phase: runs a DedupePlan's rounds through FIDEDUPERANGE with a pool of
+// workers. Each round's ranges are read sequentially into the page cache right before
+// its call, so the kernel's byte compare (one folio at a time, no readahead) hits warm
+// pages instead of taking the slow cold path.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "src/dedupe_plan.h"
+#include "src/tree_scan.h"
+
+namespace btrdedupe {
+
+struct DedupeOptions {
+  unsigned io_threads = 2;
+  bool prefetch = true;
+  unsigned eagain_retries = 3;     // a send on the destination's subvolume: wait and retry
+  unsigned eagain_wait_ms = 1000;
+};
+
+struct DedupeStats {
+  uint64_t calls = 0;              // FIDEDUPERANGE ioctls
+  uint64_t bytes_deduped = 0;      // sum of bytes the kernel reports shared
+  uint64_t ranges_same = 0;
+  uint64_t ranges_differ = 0;      // content was not equal: changed since the scan
+  uint64_t ranges_changed = 0;     // skipped: the file changed, vanished or was replaced
+  uint64_t ranges_failed = 0;      // an errno from the kernel (see errors_by_code)
+  uint64_t bytes_prefetched = 0;
+  std::map<int, uint64_t> errors_by_code;  // errno -> ranges
+  std::vector<std::string> messages;       // first few, "path: what happened"
+};
+
+DedupeStats run_dedupe(const ScanResult& scan, const DedupePlan& plan, const DedupeOptions& options);
+
+// Why the kernel refused a destination, in words.
+std::string dedupe_error_reason(int code);
+
+}  // namespace btrdedupe

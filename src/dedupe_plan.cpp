@@ -1,0 +1,110 @@
+#include "src/dedupe_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "src/file_extent_index.h"
+
+namespace btrdedupe {
+namespace {
+
+bool readonly_subvolume(const ScanResult& scan, uint64_t id) {
+  for (const auto& s : scan.subvolumes)
+    if (s.id == id) return s.readonly;
+  return false;
+}
+
+class ExtentRefCounts {
+ public:
+  explicit ExtentRefCounts(const ScanResult& scan) {
+    for (const auto& e : scan.extents) ++refs_[e.disk_bytenr];
+  }
+  uint64_t of(uint64_t bytenr) const {
+    auto it = refs_.find(bytenr);
+    return it == refs_.end() ? 0 : it->second;
+  }
+
+ private:
+  std::unordered_map<uint64_t, uint64_t> refs_;
+};
+
+size_t choose_target_with(const ScanResult& scan, const DuplicateGroup& g,
+                          const ExtentRefCounts& refs, const FileExtentIndex& index) {
+  // Per layout: the references of its first extent, and whether a member is read-only.
+  std::map<uint32_t, std::pair<uint64_t, bool>> layout_info;
+  for (const auto& m : g.members) {
+    const FileExtent* e = index.at(m.file, m.offset);
+    auto& [count, ro] = layout_info[m.layout];
+    count = std::max(count, e ? refs.of(e->disk_bytenr) : 0);
+    ro = ro || readonly_subvolume(scan, scan.files[m.file].subvolume);
+  }
+  size_t best = 0;
+  auto key = [&](size_t i) {
+    const auto& m = g.members[i];
+    const auto& [count, layout_ro] = layout_info.at(m.layout);
+    const bool ro = readonly_subvolume(scan, scan.files[m.file].subvolume);
+    // Larger is better for the first three; fewer extents and earlier index win after.
+    return std::make_tuple(count, layout_ro, ro, -static_cast<int64_t>(m.extents),
+                           -static_cast<int64_t>(i));
+  };
+  for (size_t i = 1; i < g.members.size(); ++i)
+    if (key(i) > key(best)) best = i;
+  return best;
+}
+
+}  // namespace
+
+size_t choose_target(const ScanResult& scan, const DuplicateGroup& group) {
+  return choose_target_with(scan, group, ExtentRefCounts(scan), FileExtentIndex(scan));
+}
+
+DedupePlan plan_rounds(const ScanResult& scan, const MatchResult& matches,
+                       const PlanOptions& options) {
+  DedupePlan plan;
+  const ExtentRefCounts refs(scan);
+  const FileExtentIndex index(scan);
+  const uint64_t ss = scan.fs.sectorsize ? scan.fs.sectorsize : 4096;
+  const uint64_t round = std::max<uint64_t>(ss, options.round_bytes / ss * ss);
+  const size_t max_dest = std::max<size_t>(1, options.max_destinations);
+
+  for (uint32_t gi = 0; gi < matches.groups.size(); ++gi) {
+    const auto& g = matches.groups[gi];
+    const size_t t = choose_target_with(scan, g, refs, index);
+    const auto& target = g.members[t];
+    std::vector<RangeRef> dests;
+    std::unordered_set<uint64_t> seen;  // (file, offset) once, even if listed twice
+    for (size_t i = 0; i < g.members.size(); ++i) {
+      const auto& m = g.members[i];
+      if (i == t || m.layout == target.layout) continue;
+      if (!options.dedupe_readonly && readonly_subvolume(scan, scan.files[m.file].subvolume)) {
+        ++plan.readonly_members_skipped;
+        continue;
+      }
+      if (seen.insert((uint64_t{m.file} << 40) ^ m.offset).second) dests.push_back({m.file, m.offset});
+    }
+    if (dests.empty()) continue;
+    for (uint64_t done = 0; done < g.length; done += round) {
+      const uint64_t len = std::min(round, g.length - done);
+      const FileExtent* e = index.at(target.file, target.offset + done);
+      for (size_t d = 0; d < dests.size(); d += max_dest) {
+        DedupeRound r;
+        r.source = {target.file, target.offset + done};
+        r.length = len;
+        r.group = gi;
+        r.disk_order = e ? e->disk_bytenr + e->extent_offset + (target.offset + done - e->file_offset) : 0;
+        for (size_t k = d; k < std::min(dests.size(), d + max_dest); ++k)
+          r.destinations.push_back({dests[k].file, dests[k].offset + done});
+        plan.planned_bytes += len * r.destinations.size();
+        plan.rounds.push_back(std::move(r));
+      }
+    }
+  }
+  std::stable_sort(plan.rounds.begin(), plan.rounds.end(),
+                   [](const DedupeRound& a, const DedupeRound& b) { return a.disk_order < b.disk_order; });
+  return plan;
+}
+
+}  // namespace btrdedupe

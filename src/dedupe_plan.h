@@ -1,0 +1,56 @@
+// Round planning: from duplicate groups to FIDEDUPERANGE calls. Pure logic, unit-tested
+// without a disk.
+//
+// Target (source) choice per group, in order of preference:
+//   1. the layout whose physical extent is already referenced the most in the scan (so the
+//      extents that stay alive are the ones many files and snapshots hold anyway);
+//   2. a layout with a member in a read-only subvolume (those are never destinations);
+//   3. the least fragmented member (fewest extents in the range);
+//   4. the oldest: lowest scan order (stable and deterministic).
+// Destinations are the members whose layout differs from the target's. Members in
+// read-only subvolumes are never destinations unless allowed; members already sharing the
+// target's storage are never touched.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "btrfs/dedupe_range.h"
+#include "src/duplicate_match.h"
+#include "src/tree_scan.h"
+
+namespace btrdedupe {
+
+struct RangeRef {
+  uint32_t file = 0;
+  uint64_t offset = 0;
+};
+
+// One FIDEDUPERANGE call: source range against up to kMaxDedupeDestinations destinations.
+struct DedupeRound {
+  RangeRef source;
+  uint64_t length = 0;
+  std::vector<RangeRef> destinations;
+  uint64_t disk_order = 0;  // source's disk address: rounds run in physical order
+  uint32_t group = 0;       // index of the DuplicateGroup it came from
+};
+
+struct PlanOptions {
+  uint64_t round_bytes = 16ULL << 20;  // sector multiple
+  size_t max_destinations = btrfs::kMaxDedupeDestinations;
+  bool dedupe_readonly = false;        // allow destinations in read-only snapshots
+};
+
+struct DedupePlan {
+  std::vector<DedupeRound> rounds;          // in physical order
+  uint64_t planned_bytes = 0;               // sum of length * destinations
+  uint64_t readonly_members_skipped = 0;    // destinations left alone: read-only subvolume
+};
+
+// Index of the member chosen as source for `group` (by the rule above).
+size_t choose_target(const ScanResult& scan, const DuplicateGroup& group);
+
+DedupePlan plan_rounds(const ScanResult& scan, const MatchResult& matches,
+                       const PlanOptions& options);
+
+}  // namespace btrdedupe

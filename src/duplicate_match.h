@@ -1,0 +1,52 @@
+// Content matching: from per-file sector sums to groups of equal byte ranges.
+//
+// Pure logic over plain data (ScanResult + FingerprintResult), so it is unit-tested
+// without a disk. Matching is on content, never on extent boundaries: two files with the
+// same bytes but different extent layouts match. Fingerprints only propose; the kernel's
+// byte compare at dedupe time is the proof.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "src/fingerprint.h"
+#include "src/tree_scan.h"
+
+namespace btrdedupe {
+
+struct MatchOptions {
+  uint64_t block_size = 128 * 1024;  // granularity of partial (range) matches; sector multiple
+  bool partial = true;               // look for equal ranges inside non-identical files
+};
+
+struct GroupMember {
+  uint32_t file = 0;       // index into ScanResult::files
+  uint64_t offset = 0;     // byte offset in that file
+  uint32_t layout = 0;     // members with the same layout id already share their storage
+  uint32_t extents = 0;    // regular extents the range spans (fragmentation)
+};
+
+// Ranges of equal content, all `length` bytes long. Either whole files (then length is the
+// file size, and the range ends at EOF of every member) or block-aligned ranges.
+struct DuplicateGroup {
+  uint64_t length = 0;
+  bool whole_file = false;
+  std::vector<GroupMember> members;  // at least two distinct layouts
+
+  uint32_t layouts() const;  // distinct layout ids
+  // Logical bytes that would become newly shared if every layout joined the first's.
+  uint64_t dedupable_bytes() const;
+};
+
+struct MatchResult {
+  std::vector<DuplicateGroup> groups;  // largest length first
+  uint64_t whole_file_groups = 0;
+  uint64_t partial_groups = 0;
+  uint64_t already_shared_files = 0;   // identical files that already share all storage
+  uint64_t candidate_bytes = 0;        // sum of dedupable_bytes()
+};
+
+MatchResult find_duplicates(const ScanResult& scan, const FingerprintResult& fp,
+                            const MatchOptions& options);
+
+}  // namespace btrdedupe

@@ -1,0 +1,48 @@
+// Plain data produced by the scan: files, the extents they map, and the physical
+// extents those share. Every later stage consumes these types.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "btrfs/items.h"
+
+namespace btrdedupe {
+
+// A regular file as the subvolume tree describes it.
+struct ScannedFile {
+  uint64_t subvolume = 0;
+  uint64_t inode = 0;
+  uint64_t size = 0;
+  uint64_t transid = 0;       // last transaction that changed the inode
+  uint64_t inode_flags = 0;   // btrfs::kInodeNoDataSum, ...
+  uint32_t nlink = 0;
+  btrfs::Timespec mtime;
+  std::string path;           // relative to the scanned root; first name when hardlinked
+
+  bool nodatasum() const { return inode_flags & btrfs::kInodeNoDataSum; }
+};
+
+// Where a file's byte range lives on disk. (disk_bytenr, extent_offset) is its physical
+// identity: two ranges naming the same bytes of the same extent already share storage.
+struct FileExtent {
+  uint32_t file = 0;            // index into ScanResult::files
+  uint64_t file_offset = 0;
+  uint64_t length = 0;          // logical bytes in the file
+  uint64_t disk_bytenr = 0;     // start of the on-disk extent
+  uint64_t disk_num_bytes = 0;  // its on-disk (possibly compressed) size
+  uint64_t extent_offset = 0;   // where this range starts inside the decompressed extent
+  uint64_t generation = 0;
+  btrfs::Compression compression = btrfs::Compression::None;
+};
+
+// Why a file range can never be a dedupe candidate.
+struct PassedOver {
+  uint64_t inline_extents = 0, inline_bytes = 0;
+  uint64_t hole_extents = 0, hole_bytes = 0;
+  uint64_t prealloc_extents = 0, prealloc_bytes = 0;
+  uint64_t excluded_files = 0;
+};
+
+}  // namespace btrdedupe

@@ -1,0 +1,234 @@
+#include "src/fingerprint.h"
+
+#include <fcntl.h>
+#include <linux/btrfs_tree.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "btrfs/fd.h"
+#include "btrfs/items.h"
+#include "btrfs/tree_search.h"
+#include "src/scanned_file.h"
+#include "src/sector_checksum.h"
+
+namespace btrdedupe {
+namespace {
+
+constexpr size_t kMaxReportedErrors = 20;
+// Csum lookups of extents closer than this share one tree search over the gap.
+constexpr uint64_t kCsumSearchGap = 8ULL << 20;
+constexpr size_t kReadChunk = 1 << 20;
+
+// The sums of one physical extent, in its decompressed sector space.
+struct ExtentSums {
+  size_t first_ref = 0, end_ref = 0;  // range of ScanResult::extents referencing it
+  uint64_t disk_bytenr = 0;
+  uint64_t sectors = 0;
+  bool compressed = false;
+  std::vector<uint8_t> sums;
+  std::vector<bool> known;
+};
+
+uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+std::vector<ExtentSums> physical_extents(const ScanResult& scan) {
+  const uint32_t ss = scan.fs.sectorsize;
+  const uint16_t cs = scan.fs.csum_size;
+  std::vector<ExtentSums> out;
+  const auto& ex = scan.extents;
+  for (size_t i = 0; i < ex.size();) {
+    ExtentSums e;
+    e.first_ref = i;
+    e.disk_bytenr = ex[i].disk_bytenr;
+    e.compressed = ex[i].compression != btrfs::Compression::None;
+    for (; i < ex.size() && ex[i].disk_bytenr == e.disk_bytenr; ++i)
+      e.sectors = std::max(e.sectors, div_up(ex[i].extent_offset + ex[i].length, ss));
+    e.end_ref = i;
+    e.sums.assign(e.sectors * cs, 0);
+    e.known.assign(e.sectors, false);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+// Walks the csum tree once per cluster of nearby extents, in disk order.
+btrfs::Result<void> sums_from_csum_tree(int fd, const ScanResult& scan,
+                                        std::vector<ExtentSums>& extents, FingerprintStats& st) {
+  const uint32_t ss = scan.fs.sectorsize;
+  const uint16_t cs = scan.fs.csum_size;
+  const uint64_t item_span = uint64_t{scan.fs.nodesize} / cs * ss;  // widest possible item
+  std::vector<size_t> wanted;
+  for (size_t i = 0; i < extents.size(); ++i)
+    if (!extents[i].compressed) wanted.push_back(i);
+
+  for (size_t w = 0; w < wanted.size();) {
+    // One cluster: [w, w_end) with small gaps between extents.
+    size_t w_end = w + 1;
+    uint64_t end = extents[wanted[w]].disk_bytenr + extents[wanted[w]].sectors * ss;
+    while (w_end < wanted.size() && extents[wanted[w_end]].disk_bytenr < end + kCsumSearchGap) {
+      const auto& e = extents[wanted[w_end]];
+      end = std::max(end, e.disk_bytenr + e.sectors * ss);
+      ++w_end;
+    }
+    const uint64_t start = extents[wanted[w]].disk_bytenr;
+    btrfs::SearchKey key;
+    key.tree_id = BTRFS_CSUM_TREE_OBJECTID;
+    key.min_objectid = key.max_objectid = BTRFS_EXTENT_CSUM_OBJECTID;
+    key.min_type = key.max_type = BTRFS_EXTENT_CSUM_KEY;
+    key.min_offset = start > item_span ? start - item_span : 0;
+    key.max_offset = end - 1;
+    btrfs::TreeSearch search(fd, key, 1 << 20);
+    size_t p = w;  // first extent of the cluster that may still overlap
+    for (;;) {
+      auto next = search.next();
+      if (!next) return btrfs::Error{next.error().code, "reading the csum tree: " + next.error().context};
+      if (!*next) break;
+      auto item = btrfs::decode_csum_item((*next)->offset, (*next)->data, cs);
+      if (!item) continue;  // a malformed item only costs us those sums
+      const uint64_t i_start = item->disk_start, i_end = i_start + item->sectors() * ss;
+      while (p < w_end &&
+             extents[wanted[p]].disk_bytenr + extents[wanted[p]].sectors * ss <= i_start)
+        ++p;
+      for (size_t q = p; q < w_end && extents[wanted[q]].disk_bytenr < i_end; ++q) {
+        auto& e = extents[wanted[q]];
+        const uint64_t e_end = e.disk_bytenr + e.sectors * ss;
+        const uint64_t from = std::max(i_start, e.disk_bytenr), to = std::min(i_end, e_end);
+        for (uint64_t b = from; b < to; b += ss) {
+          const uint64_t es = (b - e.disk_bytenr) / ss, is = (b - i_start) / ss;
+          std::memcpy(&e.sums[es * cs], &item->sums[is * cs], cs);
+          e.known[es] = true;
+        }
+      }
+    }
+    st.csum_searches += search.ioctl_calls();
+    w = w_end;
+  }
+  return {};
+}
+
+void note_error(FingerprintStats& st, std::string what) {
+  ++st.read_errors;
+  if (st.errors.size() < kMaxReportedErrors) st.errors.push_back(std::move(what));
+}
+
+// Reads the ranges of `e` that its references cover and no sum is known for, and sums them.
+void sums_from_data(const ScanResult& scan, ExtentSums& e, const SectorChecksum& algo,
+                    std::vector<uint8_t>& buf, FingerprintStats& st) {
+  const uint32_t ss = scan.fs.sectorsize;
+  const uint16_t cs = scan.fs.csum_size;
+  bool read_any = false;
+  for (size_t r = e.first_ref; r < e.end_ref; ++r) {
+    const FileExtent& ref = scan.extents[r];
+    const uint64_t s_begin = ref.extent_offset / ss;
+    const uint64_t s_end = div_up(ref.extent_offset + ref.length, ss);
+    uint64_t s = s_begin;
+    while (s < s_end && e.known[s]) ++s;
+    if (s == s_end) continue;
+    const ScannedFile& file = scan.files[ref.file];
+    auto fd = open_scanned_file(scan, file, false);
+    if (!fd) {
+      note_error(st, fd.error().message());
+      continue;
+    }
+    while (s < s_end) {
+      if (e.known[s]) {
+        ++s;
+        continue;
+      }
+      uint64_t run_end = s;
+      while (run_end < s_end && !e.known[run_end] && (run_end - s) * ss < kReadChunk) ++run_end;
+      const uint64_t offset = ref.file_offset + s * ss - ref.extent_offset;
+      const size_t want = static_cast<size_t>((run_end - s) * ss);
+      size_t got = 0;
+      while (got < want) {
+        const ssize_t n = ::pread(fd->get(), buf.data() + got, want - got,
+                                  static_cast<off_t>(offset + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+          note_error(st, btrfs::errno_error("read " + file_path(scan, file)).message());
+          break;
+        }
+        if (n == 0) break;  // EOF: the tail sector is zero-padded below
+        got += static_cast<size_t>(n);
+      }
+      st.bytes_read += got;
+      read_any = true;
+      if (got == 0) break;  // truncated since the scan: leave the rest unknown
+      std::memset(buf.data() + got, 0, want - got);
+      const uint64_t full = div_up(got, ss);
+      for (uint64_t k = 0; k < full; ++k) {
+        algo.compute({buf.data() + k * ss, ss}, &e.sums[(s + k) * cs]);
+        e.known[s + k] = true;
+      }
+      s += full;
+      if (full < run_end - s + full) break;  // short read: file shorter than scanned
+    }
+  }
+  if (read_any) ++st.extents_read;
+}
+
+}  // namespace
+
+bool FileSums::complete() const {
+  return std::all_of(known.begin(), known.end(), [](bool k) { return k; });
+}
+
+btrfs::Result<FingerprintResult> fingerprint(const ScanResult& scan) {
+  FingerprintResult out;
+  auto& st = out.stats;
+  const uint32_t ss = scan.fs.sectorsize;
+  const uint16_t cs = scan.fs.csum_size;
+  if (ss == 0 || cs == 0) return btrfs::Error{EINVAL, "fingerprint: scan has no filesystem info"};
+
+  auto dir = btrfs::Fd::open(scan.root, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  if (!dir) return dir.error();
+  auto extents = physical_extents(scan);
+  if (auto ok = sums_from_csum_tree(dir->get(), scan, extents, st); !ok) return ok.error();
+
+  const SectorChecksum algo(scan.fs.csum_type);
+  std::vector<uint8_t> buf(kReadChunk + ss);
+  for (auto& e : extents) {
+    bool needs_read = false;
+    for (size_t r = e.first_ref; r < e.end_ref && !needs_read; ++r) {
+      const auto& ref = scan.extents[r];
+      for (uint64_t s = ref.extent_offset / ss; s < div_up(ref.extent_offset + ref.length, ss); ++s)
+        if (!e.known[s]) {
+          needs_read = true;
+          break;
+        }
+    }
+    if (needs_read) {
+      sums_from_data(scan, e, algo, buf, st);
+    } else {
+      ++st.extents_from_csums;
+      st.bytes_from_csums += e.sectors * ss;
+    }
+  }
+
+  out.files.resize(scan.files.size());
+  for (size_t i = 0; i < scan.files.size(); ++i) {
+    const uint64_t sectors = div_up(scan.files[i].size, ss);
+    out.files[i].sums.assign(sectors * cs, 0);
+    out.files[i].known.assign(sectors, false);
+  }
+  for (const auto& e : extents) {
+    for (size_t r = e.first_ref; r < e.end_ref; ++r) {
+      const FileExtent& ref = scan.extents[r];
+      FileSums& fsums = out.files[ref.file];
+      const uint64_t first_file_sector = ref.file_offset / ss;
+      const uint64_t n = div_up(ref.length, ss);
+      for (uint64_t k = 0; k < n; ++k) {
+        const uint64_t fs_sector = first_file_sector + k, ex_sector = ref.extent_offset / ss + k;
+        if (fs_sector >= fsums.known.size() || !e.known[ex_sector]) continue;
+        std::memcpy(&fsums.sums[fs_sector * cs], &e.sums[ex_sector * cs], cs);
+        fsums.known[fs_sector] = true;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace btrdedupe

@@ -1,0 +1,45 @@
+// Read-once fingerprints: the per-sector checksums of every scanned file's content.
+//
+// Sums are gathered per PHYSICAL extent, then laid out per file, so an extent shared by
+// k files or snapshots costs one csum lookup or one read, not k. Uncompressed extents with
+// data checksums take their sums from the csum tree (no file data read). Compressed
+// extents (summed over compressed bytes on disk) and nodatasum files are read, in physical
+// order, and summed with the filesystem's own algorithm, so a compressed and an
+// uncompressed copy of the same bytes get equal sums.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "btrfs/result.h"
+#include "src/tree_scan.h"
+
+namespace btrdedupe {
+
+// One file's content as a sequence of sector checksums.
+struct FileSums {
+  std::vector<uint8_t> sums;  // sectors * csum_size bytes
+  std::vector<bool> known;    // per sector: false for holes, prealloc, inline, unreadable
+  bool complete() const;
+};
+
+struct FingerprintStats {
+  uint64_t extents_from_csums = 0, bytes_from_csums = 0;  // logical bytes
+  uint64_t extents_read = 0, bytes_read = 0;              // file data actually read
+  uint64_t csum_searches = 0;                             // TREE_SEARCH_V2 calls on tree 7
+  uint64_t read_errors = 0;
+  std::vector<std::string> errors;                         // first few, "path: reason"
+};
+
+struct FingerprintResult {
+  std::vector<FileSums> files;  // parallel to ScanResult::files
+  FingerprintStats stats;
+};
+
+// Fingerprints every file of `scan`. Errors reading one file are counted and reported in
+// stats; its unread sectors stay unknown and the run goes on. Fails only when the csum tree
+// cannot be searched at all.
+btrfs::Result<FingerprintResult> fingerprint(const ScanResult& scan);
+
+}  // namespace btrdedupe

@@ -1,0 +1,20 @@
+// Opening a file found by the scan, proving it is still the file that was scanned.
+#pragma once
+
+#include "btrfs/fd.h"
+#include "btrfs/result.h"
+#include "src/tree_scan.h"
+
+namespace btrdedupe {
+
+// Absolute path of a scanned file (ScannedFile::path is relative to the scan root).
+std::string file_path(const ScanResult& scan, const ScannedFile& file);
+
+// Opens `file` read-only (O_NOFOLLOW, O_NOATIME where permitted: reading for fingerprints
+// or prefetch must not touch atime) and checks it is the same inode. With `unchanged`,
+// also requires the size and mtime recorded by the scan: a file written since then gets
+// ESTALE ("changed since the scan") and is never deduped on stale fingerprints.
+btrfs::Result<btrfs::Fd> open_scanned_file(const ScanResult& scan, const ScannedFile& file,
+                                           bool unchanged);
+
+}  // namespace btrdedupe

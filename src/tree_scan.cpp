@@ -1,0 +1,232 @@
+#include "src/tree_scan.h"
+
+#include <fcntl.h>
+#include <linux/btrfs_tree.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <deque>
+#include <unordered_map>
+
+#include "btrfs/fd.h"
+#include "btrfs/tree_search.h"
+
+namespace btrdedupe {
+namespace {
+
+struct InodeEntry {
+  uint64_t parent = 0;
+  std::string name;
+  btrfs::InodeItem item;
+  bool has_item = false;
+};
+
+struct PendingExtent {
+  uint64_t inode;
+  uint64_t file_offset;
+  btrfs::FileExtentItem item;
+};
+
+// One subvolume's inodes and extents, straight from its tree.
+struct SubvolumeTree {
+  std::unordered_map<uint64_t, InodeEntry> inodes;
+  std::vector<PendingExtent> extents;
+};
+
+btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanResult& out) {
+  btrfs::SearchKey key;
+  key.tree_id = subvol;
+  key.min_objectid = BTRFS_FIRST_FREE_OBJECTID;
+  key.max_objectid = BTRFS_LAST_FREE_OBJECTID;
+  key.min_type = BTRFS_INODE_ITEM_KEY;
+  key.max_type = BTRFS_EXTENT_DATA_KEY;
+  btrfs::TreeSearch search(fd, key, 1 << 20);
+  SubvolumeTree tree;
+  const std::string where = "subvolume " + std::to_string(subvol);
+  for (;;) {
+    auto next = search.next();
+    if (!next) return btrfs::Error{next.error().code, where + ": " + next.error().context};
+    if (!*next) break;
+    const btrfs::TreeItem& it = **next;
+    ++out.tree_items;
+    switch (it.type) {
+      case BTRFS_INODE_ITEM_KEY: {
+        auto inode = btrfs::decode_inode_item(it.data);
+        if (!inode) return btrfs::Error{inode.error().code, where + ": " + inode.error().context};
+        auto& e = tree.inodes[it.objectid];
+        e.item = *inode;
+        e.has_item = true;
+        break;
+      }
+      case BTRFS_INODE_REF_KEY: {
+        auto& e = tree.inodes[it.objectid];
+        if (!e.name.empty()) break;  // first name is enough for reports
+        auto refs = btrfs::decode_inode_refs(it.offset, it.data);
+        if (refs && !refs->empty()) {
+          e.parent = (*refs)[0].parent;
+          e.name = std::move((*refs)[0].name);
+        }
+        break;
+      }
+      case BTRFS_INODE_EXTREF_KEY: {
+        auto& e = tree.inodes[it.objectid];
+        if (!e.name.empty()) break;
+        auto refs = btrfs::decode_inode_extrefs(it.data);
+        if (refs && !refs->empty()) {
+          e.parent = (*refs)[0].parent;
+          e.name = std::move((*refs)[0].name);
+        }
+        break;
+      }
+      case BTRFS_EXTENT_DATA_KEY: {
+        auto fe = btrfs::decode_file_extent_item(it.data);
+        if (!fe) return btrfs::Error{fe.error().code, where + ": " + fe.error().context};
+        tree.extents.push_back({it.objectid, it.offset, *fe});
+        break;
+      }
+      default:
+        break;  // dir items, xattrs: inside the key box but not needed
+    }
+  }
+  out.search_calls += search.ioctl_calls();
+  return tree;
+}
+
+// Path of `ino` relative to `top` (a directory inode), or false when not below it.
+bool path_below(const SubvolumeTree& tree, uint64_t ino, uint64_t top, std::string* path) {
+  std::vector<const std::string*> parts;
+  for (int depth = 0; ino != top; ++depth) {
+    auto it = tree.inodes.find(ino);
+    if (it == tree.inodes.end() || it->second.parent == 0 || it->second.parent == ino ||
+        depth > 4096)
+      return false;
+    parts.push_back(&it->second.name);
+    ino = it->second.parent;
+  }
+  path->clear();
+  for (auto p = parts.rbegin(); p != parts.rend(); ++p) {
+    if (!path->empty()) *path += '/';
+    *path += **p;
+  }
+  return true;
+}
+
+std::string join(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return a + "/" + b;
+}
+
+std::string basename_of(const std::string& p) {
+  const auto slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+void add_file_extents(const PendingExtent& pe, uint32_t file, ScanResult& out) {
+  const auto& fe = pe.item;
+  if (fe.is_inline()) {
+    ++out.passed_over.inline_extents;
+    out.passed_over.inline_bytes += fe.length();
+  } else if (fe.is_prealloc()) {
+    ++out.passed_over.prealloc_extents;
+    out.passed_over.prealloc_bytes += fe.num_bytes;
+  } else if (fe.is_hole()) {
+    ++out.passed_over.hole_extents;
+    out.passed_over.hole_bytes += fe.num_bytes;
+  } else {
+    out.extents.push_back({file, pe.file_offset, fe.num_bytes, fe.disk_bytenr, fe.disk_num_bytes,
+                           fe.offset, fe.generation, fe.compression});
+  }
+}
+
+}  // namespace
+
+btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& options) {
+  auto fd = btrfs::Fd::open(root, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  if (!fd) return fd.error();
+  if (auto ok = btrfs::check_is_btrfs(fd->get(), root); !ok) return ok.error();
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0) return btrfs::errno_error("stat " + root);
+  if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+    return btrfs::Error{EINVAL, root + " is neither a directory nor a regular file"};
+
+  ScanResult out;
+  out.root = root;
+  out.root_is_file = S_ISREG(st.st_mode);
+  auto info = btrfs::read_fs_info(fd->get());
+  if (!info) return info.error();
+  out.fs = *info;
+  auto subvol = btrfs::subvolume_id(fd->get());
+  if (!subvol) return subvol.error();
+  auto all = btrfs::list_subvolumes(root);
+  if (!all) return all.error();
+
+  struct Work {
+    uint64_t subvol, top_inode;
+    std::string prefix;
+  };
+  std::deque<Work> queue{{*subvol, st.st_ino, ""}};
+  while (!queue.empty()) {
+    const Work work = queue.front();
+    queue.pop_front();
+    auto tree = read_subvolume_tree(fd->get(), work.subvol, out);
+    if (!tree) return tree.error();
+    for (const auto& sv : *all) {
+      if (sv.id == work.subvol) out.subvolumes.push_back(sv);
+      if (!options.recursive || sv.parent_id != work.subvol || !S_ISDIR(st.st_mode)) continue;
+      std::string dir;
+      if (path_below(*tree, sv.dir_id, work.top_inode, &dir))
+        queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID,
+                         join(work.prefix, join(dir, basename_of(sv.path)))});
+    }
+
+    std::unordered_map<uint64_t, uint32_t> file_index;
+    for (const auto& [ino, entry] : tree->inodes) {
+      if (!entry.has_item || !entry.item.is_regular()) continue;
+      std::string rel;
+      if (S_ISREG(st.st_mode)) {
+        if (ino != st.st_ino) continue;
+      } else if (!path_below(*tree, ino, work.top_inode, &rel)) {
+        continue;
+      }
+      if (entry.item.size < options.min_file_size) {
+        ++out.passed_over.excluded_files;
+        continue;
+      }
+      file_index[ino] = static_cast<uint32_t>(out.files.size());
+      out.files.push_back({work.subvol, ino, entry.item.size, entry.item.transid, entry.item.flags,
+                           entry.item.nlink, entry.item.mtime, join(work.prefix, rel)});
+    }
+    for (const auto& pe : tree->extents) {
+      auto it = file_index.find(pe.inode);
+      if (it != file_index.end()) add_file_extents(pe, it->second, out);
+    }
+  }
+  std::sort(out.extents.begin(), out.extents.end(), [](const FileExtent& a, const FileExtent& b) {
+    return std::tie(a.disk_bytenr, a.extent_offset, a.file) <
+           std::tie(b.disk_bytenr, b.extent_offset, b.file);
+  });
+  return out;
+}
+
+SharingSummary summarize_sharing(const std::vector<FileExtent>& extents) {
+  SharingSummary s;
+  size_t i = 0;
+  while (i < extents.size()) {
+    const uint64_t bytenr = extents[i].disk_bytenr;
+    ++s.physical_extents;
+    uint64_t covered_end = 0;
+    for (; i < extents.size() && extents[i].disk_bytenr == bytenr; ++i) {
+      const uint64_t start = extents[i].extent_offset, end = start + extents[i].length;
+      s.logical_bytes += extents[i].length;
+      if (end > covered_end) {
+        s.unique_bytes += end - std::max(start, covered_end);
+        covered_end = end;
+      }
+    }
+  }
+  s.shared_bytes = s.logical_bytes - s.unique_bytes;
+  return s;
+}
+
+}  // namespace btrdedupe

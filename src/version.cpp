@@ -1,2 +1,0 @@
-// placeholder so the engine library is never empty
-namespace btrdedupe {}

@@ -1,0 +1,116 @@
+// Read-once fingerprints on real layouts: sums from the csum tree where they exist, from
+// data (with the filesystem's algorithm) where they do not, equal for equal content.
+#include "src/fingerprint.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "support/btrfs_image.h"
+#include "support/shell.h"
+
+namespace btrdedupe::test {
+namespace {
+
+struct Fingerprinted {
+  ScanResult scan;
+  FingerprintResult fp;
+  std::map<std::string, size_t> index;  // path -> file index
+
+  const FileSums& sums(const std::string& p) const {
+    auto it = index.find(p);
+    EXPECT_NE(it, index.end()) << "no file " << p;
+    static const FileSums none;
+    return it == index.end() ? none : fp.files[it->second];
+  }
+};
+
+class FingerprintTest : public BtrfsTest {
+ protected:
+  Fingerprinted run(const std::string& rel) {
+    Fingerprinted out;
+    auto scan = scan_tree(path(rel), {});
+    EXPECT_TRUE(scan.ok()) << scan.error().message();
+    if (!scan.ok()) return out;
+    out.scan = std::move(*scan);
+    auto fp = fingerprint(out.scan);
+    EXPECT_TRUE(fp.ok()) << fp.error().message();
+    if (fp.ok()) out.fp = std::move(*fp);
+    for (size_t i = 0; i < out.scan.files.size(); ++i) out.index[out.scan.files[i].path] = i;
+    return out;
+  }
+};
+
+void expect_same_content(const Fingerprinted& f, const std::string& a, const std::string& b) {
+  const auto &x = f.sums(a), &y = f.sums(b);
+  EXPECT_TRUE(x.complete()) << a;
+  EXPECT_TRUE(y.complete()) << b;
+  EXPECT_FALSE(x.known.empty()) << a;
+  EXPECT_EQ(x.sums, y.sums) << a << " vs " << b;
+}
+
+TEST_F(FingerprintTest, TwoCopiesFromCsumsAloneWithoutReadingData) {
+  build_layout("two-copies", "tc");
+  const auto f = run("tc");
+  size_t compared = 0;
+  for (const auto& file : f.scan.files) {
+    if (file.path.rfind("a/", 0) != 0 || file.size <= 2048) continue;
+    expect_same_content(f, file.path, "b/" + file.path.substr(2));
+    ++compared;
+  }
+  EXPECT_EQ(compared, 48u);  // 60 files less 10 tiny, 1 dup-tiny and 1 empty
+  EXPECT_EQ(f.fp.stats.bytes_read, 0u);
+  EXPECT_EQ(f.fp.stats.extents_read, 0u);
+  EXPECT_EQ(f.fp.stats.extents_from_csums, summarize_sharing(f.scan.extents).physical_extents);
+  // Different content, different sums.
+  EXPECT_NE(f.sums("a/src/src-01.c").sums, f.sums("a/src/src-02.c").sums);
+}
+
+TEST_F(FingerprintTest, SnapshotsCostOneLookupPerPhysicalExtent) {
+  build_layout("snapshots", "s");
+  const auto f = run("s");
+  expect_same_content(f, "vol/data/big.bin", "snap-ro/data/big.bin");
+  expect_same_content(f, "vol/data/big.bin", "snap-rw/added-copy-of-big.bin");
+  const auto sharing = summarize_sharing(f.scan.extents);
+  EXPECT_GT(sharing.shared_bytes, 0u);
+  EXPECT_EQ(f.fp.stats.extents_from_csums, sharing.physical_extents);
+  EXPECT_EQ(f.fp.stats.bytes_from_csums, sharing.unique_bytes);
+  EXPECT_EQ(f.fp.stats.bytes_read, 0u);
+}
+
+TEST_F(FingerprintTest, LayoutDoesNotMatterOnlyContent) {
+  build_layout("layout-differs", "ld");
+  const auto f = run("ld");
+  expect_same_content(f, "one", "two");
+}
+
+TEST_F(FingerprintTest, NodatasumFilesAreReadAndSummedLikeTheTree) {
+  build_layout("nodatacow", "n");
+  const auto f = run("n");
+  for (const std::string name : {"a.bin", "b.bin", "c.bin", "a-again.bin"})
+    expect_same_content(f, "nocow/" + name, "cow/" + name);
+  // Exactly the nocow files' blocks were read: 4 MiB + (2 MiB + 300 B) + 64 KiB + 4 MiB.
+  EXPECT_EQ(f.fp.stats.bytes_read, (4u << 20) + (2u << 20) + 300 + (64u << 10) + (4u << 20));
+  EXPECT_EQ(f.fp.stats.read_errors, 0u);
+}
+
+class CompressedFingerprintTest : public FingerprintTest,
+                                  public ::testing::WithParamInterface<const char*> {
+  ImageOptions image_options() const override { return {1ULL << 30, {"--csum", GetParam()}, ""}; }
+};
+
+TEST_P(CompressedFingerprintTest, CompressedAndPlainCopiesGetEqualSums) {
+  build_layout("compressed", "c");
+  const auto f = run("c");
+  for (const std::string name : {"hex-4m.txt", "b64-1m.txt", "hex-130k.txt", "random-1m.bin"})
+    expect_same_content(f, "zstd/" + name, "plain/" + name);
+  // Only compressed extents were read: at most the zstd files' logical size, none of plain/.
+  EXPECT_GT(f.fp.stats.bytes_read, 0u);
+  EXPECT_LE(f.fp.stats.bytes_read, (4u << 20) + (1u << 20) + (130u << 10));
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCsumType, CompressedFingerprintTest,
+                         ::testing::Values("crc32c", "xxhash", "sha256", "blake2"));
+
+}  // namespace
+}  // namespace btrdedupe::test

@@ -1,0 +1,97 @@
+// The metadata-only scan against known layouts.
+#include "src/tree_scan.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <set>
+
+#include "support/btrfs_image.h"
+#include "support/shell.h"
+
+namespace btrdedupe::test {
+namespace {
+
+class TreeScanTest : public BtrfsTest {
+ protected:
+  ScanResult scan(const std::string& rel, bool recursive = true) {
+    ScanOptions o;
+    o.recursive = recursive;
+    auto r = scan_tree(path(rel), o);
+    EXPECT_TRUE(r.ok()) << r.error().message();
+    return r.ok() ? std::move(*r) : ScanResult{};
+  }
+  std::set<std::string> paths(const ScanResult& r) {
+    std::set<std::string> s;
+    for (const auto& f : r.files) s.insert(f.path);
+    return s;
+  }
+};
+
+TEST_F(TreeScanTest, FindsEveryRegularFileWithItsPathAndSize) {
+  sh("cd " + shell_quote(path("")) +
+     " && mkdir -p t/a/b t/c && head -c 300000 /dev/urandom > t/a/b/big"
+     " && head -c 100 /dev/urandom > t/c/tiny && : > t/empty && ln -s big t/a/b/link"
+     " && mkdir t/x && head -c 9000 /dev/urandom > 't/x/with space' && sync");
+  const auto r = scan("t");
+  EXPECT_EQ(paths(r), (std::set<std::string>{"a/b/big", "c/tiny", "empty", "x/with space"}));
+  for (const auto& f : r.files) {
+    struct stat st {};
+    ASSERT_EQ(::stat(path("t/" + f.path).c_str(), &st), 0) << f.path;
+    EXPECT_EQ(f.size, static_cast<uint64_t>(st.st_size)) << f.path;
+    EXPECT_EQ(f.inode, st.st_ino) << f.path;
+  }
+  // 300000 + 9000 bytes in regular extents; the 100-byte file is inline.
+  EXPECT_EQ(summarize_sharing(r.extents).logical_bytes, 300000u / 4096 * 4096 + 4096 + 12288u);
+  EXPECT_EQ(r.passed_over.inline_extents, 1u);
+  EXPECT_EQ(r.passed_over.inline_bytes, 100u);
+}
+
+TEST_F(TreeScanTest, ReflinksAndSnapshotsAreAlreadySharedCopiesAreNot) {
+  sh("cd " + shell_quote(path("")) +
+     " && btrfs -q subvolume create vol && head -c 1048576 /dev/urandom > vol/f"
+     " && cp --reflink=always vol/f vol/reflink && cp --reflink=never vol/f vol/copy"
+     " && btrfs -q subvolume snapshot -r vol vol/snap && sync");
+  const auto r = scan("vol");
+  EXPECT_EQ(paths(r), (std::set<std::string>{"f", "reflink", "copy", "snap/f", "snap/reflink",
+                                             "snap/copy"}));
+  EXPECT_EQ(r.subvolumes.size(), 2u);
+  const auto s = summarize_sharing(r.extents);
+  EXPECT_EQ(s.logical_bytes, 6u << 20);
+  EXPECT_EQ(s.unique_bytes, 2u << 20);  // f (with its reflinks and snapshot) and copy
+  EXPECT_EQ(s.shared_bytes, 4u << 20);
+}
+
+TEST_F(TreeScanTest, NestedSubvolumesOnlyWithRecursion) {
+  sh("cd " + shell_quote(path("")) +
+     " && mkdir top && head -c 20000 /dev/urandom > top/f && btrfs -q subvolume create top/sub"
+     " && mkdir top/sub/d && head -c 20000 /dev/urandom > top/sub/d/g"
+     " && btrfs -q subvolume create outside && head -c 20000 /dev/urandom > outside/h && sync");
+  EXPECT_EQ(paths(scan("top")), (std::set<std::string>{"f", "sub/d/g"}));
+  EXPECT_EQ(paths(scan("top", false)), (std::set<std::string>{"f"}));
+  EXPECT_EQ(paths(scan("top/sub/d")), (std::set<std::string>{"g"}));
+}
+
+TEST_F(TreeScanTest, HolesAndPreallocArePassedOver) {
+  sh("cd " + shell_quote(path("")) +
+     " && fallocate -l 1M pre && truncate -s 4M sparse"
+     " && dd if=/dev/urandom of=sparse bs=64K count=1 seek=16 conv=notrunc status=none && sync");
+  const auto r = scan("");
+  EXPECT_EQ(r.passed_over.prealloc_extents, 1u);
+  EXPECT_EQ(r.passed_over.prealloc_bytes, 1u << 20);
+  EXPECT_EQ(summarize_sharing(r.extents).logical_bytes, 64u << 10);
+}
+
+TEST(TreeScanErrors, SaysWhatIsWrong) {
+  auto missing = scan_tree("/nonexistent/btrdedupe", {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ENOENT);
+  EXPECT_NE(missing.error().message().find("/nonexistent/btrdedupe"), std::string::npos);
+  auto tmpfs = scan_tree("/dev/shm", {});
+  ASSERT_FALSE(tmpfs.ok());
+  EXPECT_EQ(tmpfs.error().message(), "/dev/shm is on tmpfs, not btrfs");
+}
+
+}  // namespace
+}  // namespace btrdedupe::test

@@ -1,0 +1,93 @@
+// Round planning on synthetic scans.
+#include "src/dedupe_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "unit/synthetic_fs.h"
+
+namespace btrdedupe {
+namespace {
+
+TEST(DedupePlan, OneRoundPerPairWithTheFirstCopyAsSource) {
+  SyntheticFs fs;
+  fs.add_file(5 * kSector - 10, seq(1, 5));
+  fs.add_file(5 * kSector - 10, seq(1, 5));
+  const auto m = fs.match();
+  const auto plan = plan_rounds(fs.scan, m, {});
+  ASSERT_EQ(plan.rounds.size(), 1u);
+  const auto& r = plan.rounds[0];
+  EXPECT_EQ(r.source.file, 0u);
+  EXPECT_EQ(r.length, 5 * kSector - 10);  // to EOF of both: an unaligned tail is fine
+  ASSERT_EQ(r.destinations.size(), 1u);
+  EXPECT_EQ(r.destinations[0].file, 1u);
+  EXPECT_EQ(plan.planned_bytes, 5 * kSector - 10);
+}
+
+TEST(DedupePlan, MostReferencedExtentBecomesTheSource) {
+  SyntheticFs fs;
+  fs.add_file(4 * kSector, seq(1, 4));                         // copy 0, alone
+  const auto b = fs.add_file(4 * kSector, seq(1, 4));          // copy 1 ...
+  fs.add_file(4 * kSector, seq(1, 4), {}, static_cast<int>(b));  // ... with a reflink
+  const auto m = fs.match();
+  ASSERT_EQ(m.groups.size(), 1u);
+  const auto& g = m.groups[0];
+  EXPECT_EQ(g.members[choose_target(fs.scan, g)].file, b);
+  const auto plan = plan_rounds(fs.scan, m, {});
+  ASSERT_EQ(plan.rounds.size(), 1u);
+  ASSERT_EQ(plan.rounds[0].destinations.size(), 1u);  // the reflink is not touched
+  EXPECT_EQ(plan.rounds[0].destinations[0].file, 0u);
+}
+
+TEST(DedupePlan, ReadOnlySnapshotsAreSourcesNeverDestinations) {
+  SyntheticFs fs;
+  const auto rw = fs.add_file(4 * kSector, seq(1, 4));
+  const auto ro = fs.add_file(4 * kSector, seq(1, 4));
+  fs.in_subvolume(rw, 256, false);
+  fs.in_subvolume(ro, 257, true);
+  const auto m = fs.match();
+  auto plan = plan_rounds(fs.scan, m, {});
+  ASSERT_EQ(plan.rounds.size(), 1u);
+  EXPECT_EQ(plan.rounds[0].source.file, ro);
+  EXPECT_EQ(plan.rounds[0].destinations[0].file, rw);
+
+  // Two read-only copies: nothing may change unless allowed.
+  SyntheticFs both;
+  both.in_subvolume(both.add_file(4 * kSector, seq(1, 4)), 300, true);
+  both.in_subvolume(both.add_file(4 * kSector, seq(1, 4)), 300, true);
+  plan = plan_rounds(both.scan, both.match(), {});
+  EXPECT_TRUE(plan.rounds.empty());
+  EXPECT_EQ(plan.readonly_members_skipped, 1u);
+  PlanOptions allow;
+  allow.dedupe_readonly = true;
+  EXPECT_EQ(plan_rounds(both.scan, both.match(), allow).rounds.size(), 1u);
+}
+
+TEST(DedupePlan, LongRangesSplitIntoRoundsAndManyCopiesIntoCalls) {
+  SyntheticFs fs;
+  for (int i = 0; i < 300; ++i) fs.add_file(10 * kSector, seq(1, 10));
+  PlanOptions o;
+  o.round_bytes = 4 * kSector;
+  const auto plan = plan_rounds(fs.scan, fs.match(), o);
+  // 3 pieces (4+4+2 sectors) x ceil(299 / 127) = 3 calls each.
+  ASSERT_EQ(plan.rounds.size(), 9u);
+  size_t dests = 0;
+  for (const auto& r : plan.rounds) {
+    EXPECT_LE(r.destinations.size(), btrfs::kMaxDedupeDestinations);
+    EXPECT_TRUE(r.length == 4 * kSector || r.length == 2 * kSector);
+    dests += r.destinations.size();
+  }
+  EXPECT_EQ(dests, 3u * 299);
+  EXPECT_EQ(plan.planned_bytes, 299u * 10 * kSector);
+}
+
+TEST(DedupePlan, RoundsRunInPhysicalOrder) {
+  SyntheticFs fs;
+  for (int i = 0; i < 6; ++i) fs.add_file(2 * kSector, seq(static_cast<uint32_t>(10 * (i / 2)), 2));
+  const auto plan = plan_rounds(fs.scan, fs.match(), {});
+  ASSERT_EQ(plan.rounds.size(), 3u);
+  for (size_t i = 1; i < plan.rounds.size(); ++i)
+    EXPECT_LT(plan.rounds[i - 1].disk_order, plan.rounds[i].disk_order);
+}
+
+}  // namespace
+}  // namespace btrdedupe

@@ -1,0 +1,92 @@
+// Synthetic scans for unit tests: no disk; each sector's "checksum" is a content id.
+#pragma once
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "src/duplicate_match.h"
+
+namespace btrdedupe {
+
+inline constexpr uint32_t kSector = 4096;
+
+// Builds a ScanResult + FingerprintResult where each sector's "checksum" is a content id.
+class SyntheticFs {
+ public:
+  SyntheticFs() {
+    scan.fs.sectorsize = kSector;
+    scan.fs.csum_size = 4;
+  }
+
+  // A file of `size` bytes whose sector i holds content[i]; its data lives in one extent per
+  // entry of `extents` (lengths in sectors), at fresh disk addresses unless `share_with`
+  // names a file whose extents it reuses (a reflink).
+  uint32_t add_file(uint64_t size, const std::vector<uint32_t>& content,
+                    std::vector<uint64_t> extents = {}, int share_with = -1) {
+    const auto f = static_cast<uint32_t>(scan.files.size());
+    ScannedFile file;
+    file.inode = 257 + f;
+    file.size = size;
+    file.path = "f" + std::to_string(f);
+    scan.files.push_back(file);
+    FileSums s;
+    s.sums.resize(content.size() * 4);
+    s.known.assign(content.size(), true);
+    for (size_t i = 0; i < content.size(); ++i) std::memcpy(&s.sums[i * 4], &content[i], 4);
+    fp.files.push_back(s);
+    if (share_with >= 0) {
+      for (auto e : scan.extents)
+        if (e.file == static_cast<uint32_t>(share_with)) {
+          e.file = f;
+          scan.extents.push_back(e);
+        }
+      return f;
+    }
+    if (extents.empty()) extents = {content.size()};
+    uint64_t off = 0;
+    for (uint64_t len : extents) {
+      FileExtent e;
+      e.file = f;
+      e.file_offset = off;
+      e.length = len * kSector;
+      e.disk_bytenr = next_disk_;
+      e.disk_num_bytes = len * kSector;
+      next_disk_ += len * kSector;
+      scan.extents.push_back(e);
+      off += len * kSector;
+    }
+    return f;
+  }
+
+  void unknown(uint32_t f, size_t sector) { fp.files[f].known[sector] = false; }
+
+  // Puts file f in subvolume `id`, listed as read-only or not.
+  void in_subvolume(uint32_t f, uint64_t id, bool readonly) {
+    scan.files[f].subvolume = id;
+    for (const auto& s : scan.subvolumes)
+      if (s.id == id) return;
+    btrfs::Subvolume s;
+    s.id = id;
+    s.readonly = readonly;
+    scan.subvolumes.push_back(s);
+  }
+
+  MatchResult match(uint64_t block = 2 * kSector, bool partial = true) {
+    return find_duplicates(scan, fp, {block, partial});
+  }
+
+  ScanResult scan;
+  FingerprintResult fp;
+
+ private:
+  uint64_t next_disk_ = 1 << 20;
+};
+
+inline std::vector<uint32_t> seq(uint32_t first, size_t n) {
+  std::vector<uint32_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = first + static_cast<uint32_t>(i);
+  return v;
+}
+
+}  // namespace btrdedupe
