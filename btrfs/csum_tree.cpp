@@ -53,8 +53,8 @@ Result<SectorSums> read_sector_sums(int fd, const FsInfo& info, uint64_t disk_by
                              " is not aligned to the sector size " + std::to_string(ss)};
   const uint64_t sectors = length / ss + (length % ss != 0);
   if (sectors > (kMaxU64 - disk_bytenr) / ss)
-    return Error{EINVAL, "read_sector_sums: range at " + std::to_string(disk_bytenr) +
-                             " of " + std::to_string(length) + " bytes wraps around"};
+    return Error{EINVAL, "read_sector_sums: range at " + std::to_string(disk_bytenr) + " of " +
+                             std::to_string(length) + " bytes wraps around"};
   SectorSums out;
   out.disk_start = disk_bytenr;
   out.sectorsize = info.sectorsize;

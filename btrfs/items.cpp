@@ -56,15 +56,12 @@ size_t inline_ref_size(uint8_t type) {
   switch (type) {
     case BTRFS_TREE_BLOCK_REF_KEY:
     case BTRFS_SHARED_BLOCK_REF_KEY:
-    case kExtentOwnerRefKey:
-      return header;
-    case BTRFS_SHARED_DATA_REF_KEY:
-      return header + sizeof(btrfs_shared_data_ref);
+    case kExtentOwnerRefKey: return header;
+    case BTRFS_SHARED_DATA_REF_KEY: return header + sizeof(btrfs_shared_data_ref);
     case BTRFS_EXTENT_DATA_REF_KEY:
       // The data ref takes the place of the offset field.
       return type_byte + sizeof(btrfs_extent_data_ref);
-    default:
-      return 0;
+    default: return 0;
   }
 }
 
@@ -75,15 +72,12 @@ ExtentBackref decode_inline_ref(std::span<const uint8_t> r) {
   ref.type = u8_at(r, offsetof(btrfs_extent_inline_ref, type));
   switch (ref.type) {
     case BTRFS_TREE_BLOCK_REF_KEY:
-    case kExtentOwnerRefKey:
-      ref.root = le64_at(r, off);
-      break;
-    case BTRFS_SHARED_BLOCK_REF_KEY:
-      ref.offset = le64_at(r, off);
-      break;
+    case kExtentOwnerRefKey: ref.root = le64_at(r, off); break;
+    case BTRFS_SHARED_BLOCK_REF_KEY: ref.offset = le64_at(r, off); break;
     case BTRFS_SHARED_DATA_REF_KEY:
       ref.offset = le64_at(r, off);
-      ref.count = le32_at(r, sizeof(btrfs_extent_inline_ref) + offsetof(btrfs_shared_data_ref, count));
+      ref.count =
+          le32_at(r, sizeof(btrfs_extent_inline_ref) + offsetof(btrfs_shared_data_ref, count));
       break;
     case BTRFS_EXTENT_DATA_REF_KEY:
       ref.root = le64_at(r, off + offsetof(btrfs_extent_data_ref, root));
@@ -91,8 +85,7 @@ ExtentBackref decode_inline_ref(std::span<const uint8_t> r) {
       ref.offset = le64_at(r, off + offsetof(btrfs_extent_data_ref, offset));
       ref.count = le32_at(r, off + offsetof(btrfs_extent_data_ref, count));
       break;
-    default:
-      break;
+    default: break;
   }
   return ref;
 }
@@ -239,7 +232,8 @@ Result<ExtentItem> decode_extent_item(uint8_t key_type, std::span<const uint8_t>
     return Error{EINVAL, "decode_extent_item: key type " + std::to_string(key_type) +
                              " is neither EXTENT_ITEM nor METADATA_ITEM"};
   const char* name = key_type == BTRFS_EXTENT_ITEM_KEY ? "EXTENT_ITEM" : "METADATA_ITEM";
-  if (d.size() < sizeof(btrfs_extent_item)) return too_short(name, d.size(), sizeof(btrfs_extent_item));
+  if (d.size() < sizeof(btrfs_extent_item))
+    return too_short(name, d.size(), sizeof(btrfs_extent_item));
   ExtentItem it;
   it.refs = le64_at(d, offsetof(btrfs_extent_item, refs));
   it.generation = le64_at(d, offsetof(btrfs_extent_item, generation));
@@ -258,8 +252,9 @@ Result<ExtentItem> decode_extent_item(uint8_t key_type, std::span<const uint8_t>
       return malformed(std::string(name) + " has unknown inline backref type " +
                        std::to_string(type) + " at byte " + std::to_string(pos));
     if (rest.size() < size)
-      return too_short(std::string(name) + " inline backref " + std::to_string(it.inline_refs.size()),
-                       rest.size(), size);
+      return too_short(
+          std::string(name) + " inline backref " + std::to_string(it.inline_refs.size()),
+          rest.size(), size);
     it.inline_refs.push_back(decode_inline_ref(rest.first(size)));
     pos += size;
   }

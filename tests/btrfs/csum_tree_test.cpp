@@ -136,9 +136,10 @@ class CsumTree : public BtrfsTest {
         std::vector<uint8_t> sector(ss, 0);
         const size_t at = e.file_offset + i * ss;
         if (at < content.size())
-          std::memcpy(sector.data(), content.data() + at, std::min<size_t>(ss, content.size() - at));
-        ASSERT_EQ(span_bytes(got.sum(i)), hash(sector)) << "sector " << i << " of extent at "
-                                                        << e.file_offset;
+          std::memcpy(sector.data(), content.data() + at,
+                      std::min<size_t>(ss, content.size() - at));
+        ASSERT_EQ(span_bytes(got.sum(i)), hash(sector))
+            << "sector " << i << " of extent at " << e.file_offset;
       }
     }
   }

@@ -35,9 +35,8 @@ class TreeSearch : public BtrfsTest {
   // One direct write of `bytes` random bytes at `offset`: one extent, where buffered writes
   // can be split by background writeback.
   void write_direct(const std::string& relative, uint64_t bytes, uint64_t offset = 0) {
-    sh("dd if=/dev/urandom of=" + q(relative) + " bs=" + std::to_string(bytes) +
-       " count=1 seek=" + std::to_string(offset / bytes) +
-       " iflag=fullblock oflag=direct conv=notrunc status=none");
+    sh("dd if=/dev/urandom of=" + q(relative) + " bs=" + std::to_string(bytes) + " count=1 seek=" +
+       std::to_string(offset / bytes) + " iflag=fullblock oflag=direct conv=notrunc status=none");
   }
 
   std::optional<btrfs::InodeItem> inode_item(int fd, uint64_t objectid) {
@@ -472,7 +471,7 @@ TEST_F(TreeSearch, RootItemsOfSubvolumeAndReadonlySnapshot) {
   const auto sub = root_item(sub_id);
   const auto snap = root_item(snap_id);
   ASSERT_TRUE(sub && snap);
-  EXPECT_EQ(sub->first, 0u);             // a new subvolume's ROOT_ITEM key offset is 0...
+  EXPECT_EQ(sub->first, 0u);                      // a new subvolume's ROOT_ITEM key offset is 0...
   EXPECT_EQ(snap->first, snap->second.otransid);  // ...a snapshot's is its creating transid
   EXPECT_GT(snap->first, 0u);
   EXPECT_TRUE(sub->second.has_v2_fields);

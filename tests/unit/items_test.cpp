@@ -84,7 +84,8 @@ std::vector<uint8_t> inode_item_bytes() {
   return b;
 }
 
-std::vector<uint8_t> file_extent_bytes(uint8_t type, uint64_t disk_bytenr, uint8_t compression = 0) {
+std::vector<uint8_t> file_extent_bytes(uint8_t type, uint64_t disk_bytenr,
+                                       uint8_t compression = 0) {
   return Bytes()
       .le64(77)            // generation
       .le64(1 << 20)       // ram_bytes
@@ -154,7 +155,10 @@ std::vector<uint8_t> tree_block_extent_bytes() {
 }
 
 std::vector<uint8_t> inode_refs_bytes() {
-  return Bytes().le64(2).le16(5).str("hello").le64(3).le16(4).str(std::string("w\xff\x00x", 4)).get();
+  return Bytes()
+      .le64(2).le16(5).str("hello")
+      .le64(3).le16(4).str(std::string("w\xff\x00x", 4))
+      .get();
 }
 
 std::vector<uint8_t> inode_extrefs_bytes() {
@@ -230,7 +234,8 @@ TEST(items, NameLengthBeyondTheItemIsRejected) {
   EXPECT_EQ(refs.error().code, EUCLEAN);
   EXPECT_EQ(refs.error().context, "INODE_REF entry 0 too short: 15 of 65545 bytes");
   // The second entry is the bad one.
-  auto ext = decode_inode_extrefs(Bytes().le64(256).le64(2).le16(1).str("a").le64(1).le64(1).le16(9).str("ab"));
+  auto ext = decode_inode_extrefs(
+      Bytes().le64(256).le64(2).le16(1).str("a").le64(1).le64(1).le16(9).str("ab"));
   ASSERT_FALSE(ext.ok());
   EXPECT_EQ(ext.error().context, "INODE_EXTREF entry 1 too short: 20 of 27 bytes");
   // A trailing partial header.
@@ -314,7 +319,8 @@ TEST(items, MalformedExtentsAreRejected) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().context, "EXTENT_DATA too short: 52 of 53 bytes");
   short_reg.resize(20);
-  EXPECT_EQ(decode_file_extent_item(short_reg).error().context, "EXTENT_DATA too short: 20 of 21 bytes");
+  EXPECT_EQ(decode_file_extent_item(short_reg).error().context,
+            "EXTENT_DATA too short: 20 of 21 bytes");
 }
 
 TEST(items, RootItemWithV2Fields) {
@@ -389,7 +395,9 @@ TEST(items, TreeBlockExtentItemSkipsTreeBlockInfo) {
 }
 
 TEST(items, SkinnyMetadataItemHasNoTreeBlockInfo) {
-  auto b = Bytes().le64(1).le64(8).le64(BTRFS_EXTENT_FLAG_TREE_BLOCK).u8(BTRFS_TREE_BLOCK_REF_KEY).le64(2);
+  auto b = Bytes()
+               .le64(1).le64(8).le64(BTRFS_EXTENT_FLAG_TREE_BLOCK)
+               .u8(BTRFS_TREE_BLOCK_REF_KEY).le64(2);
   auto it = decode_extent_item(BTRFS_METADATA_ITEM_KEY, b);
   ASSERT_TRUE(it.ok()) << it.error().message();
   ASSERT_EQ(it->inline_refs.size(), 1u);
@@ -465,8 +473,10 @@ std::vector<Decoder> all_decoders() {
       {"inode_extrefs", [](auto d) { return error_of(decode_inode_extrefs(d)); }},
       {"file_extent", [](auto d) { return error_of(decode_file_extent_item(d)); }},
       {"root_item", [](auto d) { return error_of(decode_root_item(d)); }},
-      {"extent_item", [](auto d) { return error_of(decode_extent_item(BTRFS_EXTENT_ITEM_KEY, d)); }},
-      {"metadata_item", [](auto d) { return error_of(decode_extent_item(BTRFS_METADATA_ITEM_KEY, d)); }},
+      {"extent_item",
+       [](auto d) { return error_of(decode_extent_item(BTRFS_EXTENT_ITEM_KEY, d)); }},
+      {"metadata_item",
+       [](auto d) { return error_of(decode_extent_item(BTRFS_METADATA_ITEM_KEY, d)); }},
       {"csum4", [](auto d) { return error_of(decode_csum_item(0, d, 4)); }},
       {"csum32", [](auto d) { return error_of(decode_csum_item(0, d, 32)); }},
       {"generation", [](auto d) {
@@ -505,7 +515,8 @@ TEST(itemsUntrusted, EveryPrefixDecodesOrFailsCleanly) {
   check_every_prefix(decoder("inode_refs"), inode_refs_bytes(), false);
   check_every_prefix(decoder("inode_extrefs"), inode_extrefs_bytes(), false);
   check_every_prefix(decoder("file_extent"), file_extent_bytes(BTRFS_FILE_EXTENT_REG, 4096), true);
-  check_every_prefix(decoder("file_extent"), file_extent_bytes(BTRFS_FILE_EXTENT_PREALLOC, 4096), true);
+  check_every_prefix(decoder("file_extent"), file_extent_bytes(BTRFS_FILE_EXTENT_PREALLOC, 4096),
+                     true);
   check_every_prefix(decoder("file_extent"), inline_extent_bytes(std::string(2000, 'q')), true);
   check_every_prefix(decoder("root_item"), root_item_bytes(5, 5, 1), false);
   check_every_prefix(decoder("extent_item"), data_extent_bytes(), false);
@@ -539,7 +550,8 @@ TEST(itemsUntrusted, RandomBytesNeverCrash) {
     for (auto& byte : garbage) byte = static_cast<uint8_t>(rng());
     // Bias some rounds towards plausible headers so the deeper paths run too.
     if (round % 3 == 0 && garbage.size() > 24) garbage[16] = static_cast<uint8_t>(rng() % 4);
-    if (round % 3 == 1 && garbage.size() > 24) garbage[24] = std::array<uint8_t, 5>{172, 176, 178, 182, 184}[rng() % 5];
+    constexpr std::array<uint8_t, 5> backref_types{172, 176, 178, 182, 184};
+    if (round % 3 == 1 && garbage.size() > 24) garbage[24] = backref_types[rng() % 5];
     for (const auto& d : decoders) {
       const auto error = d.run(garbage);
       if (!error) {
