@@ -60,10 +60,14 @@ class Report {
     for (const auto& e : st.errors) std::fprintf(stderr, "btrdedupe: %s\n", e.c_str());
   }
 
-  void matches(const ScanResult& scan, const MatchResult& m) const {
+  void matches(const ScanResult& scan, const MatchResult& m, const DedupePlan& plan) const {
     if (o_.quiet) return;
-    std::printf("Found %llu whole-file and %llu partial duplicate groups: %s to share\n",
-                ull(m.whole_file_groups), ull(m.partial_groups), size(m.candidate_bytes).c_str());
+    std::printf("Found %llu whole-file and %llu partial duplicate groups: %s to dedupe",
+                ull(m.whole_file_groups), ull(m.partial_groups), size(plan.planned_bytes).c_str());
+    if (plan.readonly_members_skipped)
+      std::printf(" (%llu ranges in read-only snapshots left as they are)",
+                  ull(plan.readonly_members_skipped));
+    std::printf("\n");
     if (o_.dedupe) return;
     for (const auto& g : m.groups) {
       std::printf("%s %s, %zu ranges:\n", size(g.length).c_str(),
@@ -110,10 +114,10 @@ int run_root(const std::string& root, const CliOptions& o, const Report& report)
   MatchOptions match_options;
   match_options.block_size = o.block_size;
   const auto matches = find_duplicates(*scan, *fp, match_options);
-  report.matches(*scan, matches);
+  const auto plan = plan_rounds(*scan, matches, {});
+  report.matches(*scan, matches, plan);
   if (!o.dedupe) return fp->stats.read_errors ? kExitError : kExitOk;
 
-  const auto plan = plan_rounds(*scan, matches, {});
   DedupeOptions dedupe_options;
   if (o.io_threads) dedupe_options.io_threads = o.io_threads;
   t = Clock::now();
