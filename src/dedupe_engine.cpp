@@ -108,6 +108,10 @@ class DedupeRun {
     call(all, 0);
     for (size_t i = 0; i < fds.size(); ++i)
       while (active[i] && done[i] < round.length) call({i}, done[i]);
+    if (options_.on_progress) {
+      std::lock_guard lock(mu_);
+      options_.on_progress(stats_.bytes_deduped);
+    }
   }
 
   // Books one destination's outcome (mu_ held).

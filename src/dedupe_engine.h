@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -19,6 +20,8 @@ struct DedupeOptions {
   bool prefetch = true;
   unsigned eagain_retries = 3;     // a send on the destination's subvolume: wait and retry
   unsigned eagain_wait_ms = 1000;
+  // Called after each round with the bytes deduped so far (from worker threads, serialised).
+  std::function<void(uint64_t)> on_progress;
 };
 
 struct DedupeStats {

@@ -19,7 +19,9 @@ struct ScannedFile {
   uint64_t inode_flags = 0;   // btrfs::kInodeNoDataSum, ...
   uint32_t nlink = 0;
   btrfs::Timespec mtime;
-  std::string path;           // relative to the scanned root; first name when hardlinked
+  uint32_t root = 0;          // index into ScanResult::roots
+  std::string path;           // relative to that root ("" when the root is this file);
+                              // the first name when hardlinked
 
   bool nodatasum() const { return inode_flags & btrfs::kInodeNoDataSum; }
 };

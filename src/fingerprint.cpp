@@ -183,7 +183,8 @@ btrfs::Result<FingerprintResult> fingerprint(const ScanResult& scan) {
   const uint16_t cs = scan.fs.csum_size;
   if (ss == 0 || cs == 0) return btrfs::Error{EINVAL, "fingerprint: scan has no filesystem info"};
 
-  auto dir = btrfs::Fd::open(scan.root, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  if (scan.roots.empty()) return out;
+  auto dir = btrfs::Fd::open(scan.roots[0].path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   if (!dir) return dir.error();
   auto extents = physical_extents(scan);
   if (auto ok = sums_from_csum_tree(dir->get(), scan, extents, st); !ok) return ok.error();

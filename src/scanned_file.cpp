@@ -6,8 +6,9 @@
 namespace btrdedupe {
 
 std::string file_path(const ScanResult& scan, const ScannedFile& file) {
-  if (scan.root_is_file || file.path.empty()) return scan.root;
-  return scan.root + "/" + file.path;
+  const ScanRoot& root = scan.roots.at(file.root);
+  if (root.is_file || file.path.empty()) return root.path;
+  return root.path + "/" + file.path;
 }
 
 btrfs::Result<btrfs::Fd> open_scanned_file(const ScanResult& scan, const ScannedFile& file,

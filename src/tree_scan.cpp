@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <set>
 #include <unordered_map>
 
 #include "btrfs/fd.h"
@@ -151,8 +152,7 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
     return btrfs::Error{EINVAL, root + " is neither a directory nor a regular file"};
 
   ScanResult out;
-  out.root = root;
-  out.root_is_file = S_ISREG(st.st_mode);
+  out.roots.push_back({root, S_ISREG(st.st_mode)});
   auto info = btrfs::read_fs_info(fd->get());
   if (!info) return info.error();
   out.fs = *info;
@@ -195,12 +195,56 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
       }
       file_index[ino] = static_cast<uint32_t>(out.files.size());
       out.files.push_back({work.subvol, ino, entry.item.size, entry.item.transid, entry.item.flags,
-                           entry.item.nlink, entry.item.mtime, join(work.prefix, rel)});
+                           entry.item.nlink, entry.item.mtime, 0, join(work.prefix, rel)});
     }
     for (const auto& pe : tree->extents) {
       auto it = file_index.find(pe.inode);
       if (it != file_index.end()) add_file_extents(pe, it->second, out);
     }
+  }
+  std::sort(out.extents.begin(), out.extents.end(), [](const FileExtent& a, const FileExtent& b) {
+    return std::tie(a.disk_bytenr, a.extent_offset, a.file) <
+           std::tie(b.disk_bytenr, b.extent_offset, b.file);
+  });
+  return out;
+}
+
+btrfs::Result<ScanResult> merge_scans(std::vector<ScanResult> scans) {
+  if (scans.empty()) return ScanResult{};
+  ScanResult out = std::move(scans[0]);
+  std::set<std::pair<uint64_t, uint64_t>> seen;  // (subvolume, inode)
+  for (const auto& f : out.files) seen.emplace(f.subvolume, f.inode);
+  for (size_t s = 1; s < scans.size(); ++s) {
+    ScanResult& in = scans[s];
+    if (in.fs.fsid != out.fs.fsid)
+      return btrfs::Error{EXDEV, in.roots[0].path + " is on another filesystem than " +
+                                     out.roots[0].path + ": run them separately"};
+    const auto root_base = static_cast<uint32_t>(out.roots.size());
+    out.roots.insert(out.roots.end(), in.roots.begin(), in.roots.end());
+    std::vector<int64_t> remap(in.files.size(), -1);
+    for (size_t i = 0; i < in.files.size(); ++i) {
+      if (!seen.emplace(in.files[i].subvolume, in.files[i].inode).second) continue;
+      remap[i] = static_cast<int64_t>(out.files.size());
+      in.files[i].root += root_base;
+      out.files.push_back(std::move(in.files[i]));
+    }
+    for (auto e : in.extents) {
+      if (remap[e.file] < 0) continue;
+      e.file = static_cast<uint32_t>(remap[e.file]);
+      out.extents.push_back(e);
+    }
+    for (const auto& sv : in.subvolumes)
+      if (std::none_of(out.subvolumes.begin(), out.subvolumes.end(),
+                       [&](const auto& o) { return o.id == sv.id; }))
+        out.subvolumes.push_back(sv);
+    const auto& p = in.passed_over;
+    auto& q = out.passed_over;
+    q.inline_extents += p.inline_extents, q.inline_bytes += p.inline_bytes;
+    q.hole_extents += p.hole_extents, q.hole_bytes += p.hole_bytes;
+    q.prealloc_extents += p.prealloc_extents, q.prealloc_bytes += p.prealloc_bytes;
+    q.excluded_files += p.excluded_files;
+    out.tree_items += in.tree_items;
+    out.search_calls += in.search_calls;
   }
   std::sort(out.extents.begin(), out.extents.end(), [](const FileExtent& a, const FileExtent& b) {
     return std::tie(a.disk_bytenr, a.extent_offset, a.file) <

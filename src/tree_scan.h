@@ -19,9 +19,14 @@ struct ScanOptions {
   uint64_t min_file_size = 0;  // smaller files are passed over
 };
 
+// A path the user asked to scan.
+struct ScanRoot {
+  std::string path;       // as given
+  bool is_file = false;   // names one regular file, not a directory tree
+};
+
 struct ScanResult {
-  std::string root;                 // the path scanned, as given
-  bool root_is_file = false;        // root names one regular file
+  std::vector<ScanRoot> roots;      // ScannedFile::root indexes this
   btrfs::FsInfo fs;
   std::vector<btrfs::Subvolume> subvolumes;  // the ones scanned
   std::vector<ScannedFile> files;
@@ -34,6 +39,11 @@ struct ScanResult {
 // Scans the directory tree under `root` (a directory, or one regular file).
 // Errors: `root` missing or not on btrfs, no privilege for tree search (needs root).
 btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& options);
+
+// Combines scans of several roots on ONE filesystem into one, so duplicates are found
+// across them. A file reached through two roots (nested or repeated paths) is kept once.
+// Fails with EXDEV when the scans are of different filesystems.
+btrfs::Result<ScanResult> merge_scans(std::vector<ScanResult> scans);
 
 // Bytes of the scanned extents by physical sharing.
 struct SharingSummary {

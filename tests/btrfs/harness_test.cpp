@@ -1,5 +1,6 @@
 // The test harness itself: a real image is mounted, and nothing outlives it.
 #include <fcntl.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -62,7 +63,14 @@ TEST(HarnessTeardown, ACrashedTestProcessLeavesNothingMounted) {
   const std::string image = child.output.substr(start, child.output.find('\n', start) - start);
   EXPECT_NE(child.output.find("exit=137"), std::string::npos) << child.output;
   // Its loop device went with its namespace; the next harness start removes its image.
-  EXPECT_EQ(run_command("losetup -j " + shell_quote(image)).output, "");
+  // The kernel tears a dead namespace's mounts down asynchronously: allow it a few seconds.
+  std::string attached;
+  for (int i = 0; i < 100; ++i) {
+    attached = run_command("losetup -j " + shell_quote(image)).output;
+    if (attached.empty()) break;
+    ::usleep(100 * 1000);
+  }
+  EXPECT_EQ(attached, "");
   remove_stale_work_dirs();
   EXPECT_FALSE(std::filesystem::exists(image));
 }

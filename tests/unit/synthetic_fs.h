@@ -17,6 +17,7 @@ class SyntheticFs {
   SyntheticFs() {
     scan.fs.sectorsize = kSector;
     scan.fs.csum_size = 4;
+    scan.roots.push_back({"/synthetic", false});
   }
 
   // A file of `size` bytes whose sector i holds content[i]; its data lives in one extent per

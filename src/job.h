@@ -1,0 +1,82 @@
+// One run of btrdedupe, start to finish: scan, fingerprint, match, plan, dedupe, confirm.
+// The command line builds JobOptions and prints the JobReport (as text or JSON); the
+// report is plain data so both printers and tests read the same figures.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/dedupe_engine.h"
+#include "src/fingerprint.h"
+#include "src/tree_scan.h"
+
+namespace btrdedupe {
+
+struct JobOptions {
+  std::vector<std::string> paths;
+  bool recursive = false;
+  bool dedupe = false;
+  uint64_t min_file_size = 0;
+  uint64_t block_size = 128 * 1024;
+  bool partial = true;             // range matches inside non-identical files
+  bool dedupe_readonly = false;    // allow destinations in read-only snapshots
+  unsigned io_threads = 2;
+  bool prefetch = true;
+  bool list_groups = false;        // keep every group's member paths in the report
+};
+
+// Progress events for people and monitors. Called from the job's thread.
+class ProgressSink {
+ public:
+  virtual ~ProgressSink() = default;
+  // phase: "scan", "fingerprint", "match", "dedupe", "confirm"; bytes done of total
+  // (total 0 when unknown).
+  virtual void progress(const char* phase, uint64_t done, uint64_t total) = 0;
+};
+
+struct GroupListing {
+  uint64_t length = 0;
+  bool whole_file = false;
+  struct Member {
+    std::string path;
+    uint64_t offset = 0;
+    uint32_t layout = 0;
+  };
+  std::vector<Member> members;
+};
+
+struct PhaseSeconds {
+  double scan = 0, fingerprint = 0, match = 0, dedupe = 0, confirm = 0;
+};
+
+// What happened to the paths of one filesystem.
+struct FilesystemReport {
+  std::vector<std::string> roots;
+  std::string fsid;
+  std::string error;                  // non-empty: this filesystem's run failed here
+  uint64_t subvolumes = 0, files = 0, extents = 0, tree_items = 0, tree_searches = 0;
+  PassedOver passed_over;
+  SharingSummary before, after;       // after: re-read from the tree once dedupe ran
+  FingerprintStats fingerprints;
+  uint64_t whole_file_groups = 0, partial_groups = 0;
+  uint64_t planned_bytes = 0, planned_rounds = 0, readonly_ranges_left = 0;
+  std::vector<GroupListing> groups;   // only with JobOptions::list_groups
+  bool deduped = false;
+  DedupeStats dedupe;
+  PhaseSeconds seconds;
+};
+
+struct JobReport {
+  std::vector<FilesystemReport> filesystems;
+  std::vector<std::string> path_errors;  // paths that could not be scanned at all
+
+  // 0: all done; 1: something failed (a path, a read, a refused range).
+  int exit_code() const;
+  // Logical bytes newly shared, summed over filesystems (duperemove's "net change").
+  int64_t net_shared_change() const;
+};
+
+JobReport run_job(const JobOptions& options, ProgressSink* progress = nullptr);
+
+}  // namespace btrdedupe
