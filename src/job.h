@@ -24,6 +24,7 @@ struct JobOptions {
   unsigned io_threads = 2;
   bool prefetch = true;
   bool list_groups = false;        // keep every group's member paths in the report
+  std::string hashfile;            // SQLite catalog; "" = in memory (see src/catalog.h)
 };
 
 // Progress events for people and monitors. Called from the job's thread.
