@@ -39,7 +39,8 @@ size_t choose_target_with(const ScanResult& scan, const DuplicateGroup& g,
     const FileExtent* e = index.at(m.file, m.offset);
     auto& [count, ro] = layout_info[m.layout];
     count = std::max(count, e ? refs.of(e->disk_bytenr) : 0);
-    ro = ro || readonly_subvolume(scan, scan.files[m.file].subvolume);
+    ro = ro || readonly_subvolume(scan, scan.files[m.file].subvolume) ||
+         scan.files[m.file].readonly_alias;
   }
   size_t best = 0;
   auto key = [&](size_t i) {

@@ -4,7 +4,8 @@
 // Target (source) choice per group, in order of preference:
 //   1. the layout whose physical extent is already referenced the most in the scan (so the
 //      extents that stay alive are the ones many files and snapshots hold anyway);
-//   2. a layout with a member in a read-only subvolume (those are never destinations);
+//   2. a layout with a member in a read-only subvolume, or holding data that read-only
+//      snapshots also hold (ScannedFile::readonly_alias): those extents stay alive anyway;
 //   3. the least fragmented member (fewest extents in the range);
 //   4. the oldest: lowest scan order (stable and deterministic).
 // Destinations are the members whose layout differs from the target's. Members in

@@ -19,6 +19,9 @@ struct ScannedFile {
   uint64_t inode_flags = 0;   // btrfs::kInodeNoDataSum, ...
   uint32_t nlink = 0;
   btrfs::Timespec mtime;
+  // The same data (same extents at the same offsets) is also held by files in read-only
+  // snapshots that the scan folded into this one: its storage stays referenced anyway.
+  bool readonly_alias = false;
   uint32_t root = 0;          // index into ScanResult::roots
   std::string path;           // relative to that root ("" when the root is this file);
                               // the first name when hardlinked
@@ -45,6 +48,9 @@ struct PassedOver {
   uint64_t hole_extents = 0, hole_bytes = 0;
   uint64_t prealloc_extents = 0, prealloc_bytes = 0;
   uint64_t excluded_files = 0;
+  // Files of read-only snapshots whose extents equal a file already scanned: never a
+  // destination, so only their existence is recorded (see ScannedFile::readonly_alias).
+  uint64_t readonly_aliases = 0;
 };
 
 }  // namespace btrdedupe

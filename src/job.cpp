@@ -129,6 +129,7 @@ JobReport run_job(const JobOptions& o, ProgressSink* progress) {
   ScanOptions scan_options;
   scan_options.recursive = o.recursive;
   scan_options.min_file_size = o.min_file_size;
+  scan_options.fold_readonly_aliases = !o.dedupe_readonly;
 
   // Scan each path; paths of one filesystem are deduped together, in the order given.
   std::vector<std::string> fs_order;

@@ -32,10 +32,11 @@ class Printer {
                    size(r.before.shared_bytes).c_str());
       const auto& p = r.passed_over;
       std::fprintf(out_, "  passed over: %llu inline extents (%s), %llu holes (%s), "
-                   "%llu prealloc (%s), %llu small files\n",
+                   "%llu prealloc (%s), %llu small files, %llu read-only snapshot copies\n",
                    ull(p.inline_extents), size(p.inline_bytes).c_str(), ull(p.hole_extents),
                    size(p.hole_bytes).c_str(), ull(p.prealloc_extents),
-                   size(p.prealloc_bytes).c_str(), ull(p.excluded_files));
+                   size(p.prealloc_bytes).c_str(), ull(p.excluded_files),
+                   ull(p.readonly_aliases));
     }
     if (!r.error.empty() && r.fsid.empty()) {
       std::fprintf(err_, "btrdedupe: %s\n", r.error.c_str());

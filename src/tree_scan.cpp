@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/btrfs_tree.h>
 #include <sys/stat.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <deque>
@@ -140,6 +141,71 @@ void add_file_extents(const PendingExtent& pe, uint32_t file, ScanResult& out) {
   }
 }
 
+// Files by the exact layout of their data, to fold read-only snapshot copies.
+class LayoutIndex {
+ public:
+  // Registers files [first_file, end) and their extents [first_extent, end), which the
+  // scan just appended. With `fold`, a file whose layout is already known is removed and
+  // its twin marked; a read-only file without any extent is dropped too (nothing to do).
+  void add(ScanResult& out, size_t first_file, size_t first_extent, bool fold) {
+    const size_t nfiles = out.files.size() - first_file;
+    std::vector<std::vector<const FileExtent*>> per_file(nfiles);
+    for (size_t e = first_extent; e < out.extents.size(); ++e)
+      per_file[out.extents[e].file - first_file].push_back(&out.extents[e]);
+    std::vector<int64_t> remap(nfiles);
+    size_t kept = 0;
+    for (size_t i = 0; i < nfiles; ++i) {
+      ScannedFile& f = out.files[first_file + i];
+      const Key key = layout_key(f, per_file[i]);
+      auto it = known_.find(key);
+      if (fold && (per_file[i].empty() || it != known_.end())) {
+        if (it != known_.end()) out.files[it->second].readonly_alias = true;
+        ++out.passed_over.readonly_aliases;
+        remap[i] = -1;
+        continue;
+      }
+      remap[i] = static_cast<int64_t>(first_file + kept);
+      if (!per_file[i].empty()) known_.emplace(key, static_cast<uint32_t>(first_file + kept));
+      if (kept != i) out.files[first_file + kept] = std::move(f);
+      ++kept;
+    }
+    if (kept == nfiles) return;
+    out.files.resize(first_file + kept);
+    size_t w = first_extent;
+    for (size_t e = first_extent; e < out.extents.size(); ++e) {
+      const int64_t to = remap[out.extents[e].file - first_file];
+      if (to < 0) continue;
+      out.extents[w] = out.extents[e];
+      out.extents[w].file = static_cast<uint32_t>(to);
+      ++w;
+    }
+    out.extents.resize(w);
+  }
+
+ private:
+  struct Key {
+    uint64_t lo, hi;
+    bool operator==(const Key& o) const { return lo == o.lo && hi == o.hi; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return static_cast<size_t>(k.lo); }
+  };
+
+  static Key layout_key(const ScannedFile& f, const std::vector<const FileExtent*>& extents) {
+    std::vector<uint64_t> words{f.size, f.inode_flags & btrfs::kInodeNoDataSum};
+    for (const FileExtent* e : extents) {
+      words.push_back(e->file_offset);
+      words.push_back(e->length);
+      words.push_back(e->disk_bytenr);
+      words.push_back(e->extent_offset);
+    }
+    const XXH128_hash_t h = XXH3_128bits(words.data(), words.size() * sizeof(uint64_t));
+    return {h.low64, h.high64};
+  }
+
+  std::unordered_map<Key, uint32_t, KeyHash> known_;
+};
+
 }  // namespace
 
 btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& options) {
@@ -166,6 +232,7 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
     std::string prefix;
   };
   std::deque<Work> queue{{*subvol, st.st_ino, ""}};
+  LayoutIndex layouts;
   while (!queue.empty()) {
     const Work work = queue.front();
     queue.pop_front();
@@ -180,6 +247,7 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
                          join(work.prefix, join(dir, basename_of(sv.path)))});
     }
 
+    const size_t first_file = out.files.size(), first_extent = out.extents.size();
     std::unordered_map<uint64_t, uint32_t> file_index;
     for (const auto& [ino, entry] : tree->inodes) {
       if (!entry.has_item || !entry.item.is_regular()) continue;
@@ -195,12 +263,16 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
       }
       file_index[ino] = static_cast<uint32_t>(out.files.size());
       out.files.push_back({work.subvol, ino, entry.item.size, entry.item.transid, entry.item.flags,
-                           entry.item.nlink, entry.item.mtime, 0, join(work.prefix, rel)});
+                           entry.item.nlink, entry.item.mtime, false, 0, join(work.prefix, rel)});
     }
     for (const auto& pe : tree->extents) {
       auto it = file_index.find(pe.inode);
       if (it != file_index.end()) add_file_extents(pe, it->second, out);
     }
+    const bool readonly = std::any_of(all->begin(), all->end(), [&](const btrfs::Subvolume& s) {
+      return s.id == work.subvol && s.readonly;
+    });
+    layouts.add(out, first_file, first_extent, readonly && options.fold_readonly_aliases);
   }
   std::sort(out.extents.begin(), out.extents.end(), [](const FileExtent& a, const FileExtent& b) {
     return std::tie(a.disk_bytenr, a.extent_offset, a.file) <
@@ -243,6 +315,7 @@ btrfs::Result<ScanResult> merge_scans(std::vector<ScanResult> scans) {
     q.hole_extents += p.hole_extents, q.hole_bytes += p.hole_bytes;
     q.prealloc_extents += p.prealloc_extents, q.prealloc_bytes += p.prealloc_bytes;
     q.excluded_files += p.excluded_files;
+    q.readonly_aliases += p.readonly_aliases;
     out.tree_items += in.tree_items;
     out.search_calls += in.search_calls;
   }

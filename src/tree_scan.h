@@ -17,6 +17,10 @@ namespace btrdedupe {
 struct ScanOptions {
   bool recursive = true;       // include nested subvolumes below the root
   uint64_t min_file_size = 0;  // smaller files are passed over
+  // Fold files of read-only snapshots into an identical file already scanned, so memory
+  // grows with distinct data, not with the number of snapshots. Off when read-only
+  // snapshots may be dedupe destinations.
+  bool fold_readonly_aliases = true;
 };
 
 // A path the user asked to scan.

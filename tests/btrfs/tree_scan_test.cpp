@@ -53,7 +53,25 @@ TEST_F(TreeScanTest, ReflinksAndSnapshotsAreAlreadySharedCopiesAreNot) {
      " && btrfs -q subvolume create vol && head -c 1048576 /dev/urandom > vol/f"
      " && cp --reflink=always vol/f vol/reflink && cp --reflink=never vol/f vol/copy"
      " && btrfs -q subvolume snapshot -r vol vol/snap && sync");
-  const auto r = scan("vol");
+  // By default the read-only snapshot's files are folded into their identical originals.
+  const auto folded = scan("vol");
+  EXPECT_EQ(paths(folded), (std::set<std::string>{"f", "reflink", "copy"}));
+  EXPECT_EQ(folded.passed_over.readonly_aliases, 3u);
+  // f and reflink have one layout, so the snapshot's copies of both fold into one of them.
+  size_t flagged = 0;
+  for (const auto& f : folded.files) {
+    flagged += f.readonly_alias;
+    if (f.path == "copy") {
+      EXPECT_TRUE(f.readonly_alias);
+    }
+  }
+  EXPECT_EQ(flagged, 2u);
+  EXPECT_EQ(summarize_sharing(folded.extents).unique_bytes, 2u << 20);
+
+  // Unfolded (read-only snapshots may be destinations): every file is listed.
+  ScanOptions all;
+  all.fold_readonly_aliases = false;
+  auto r = *scan_tree(path("vol"), all);
   EXPECT_EQ(paths(r), (std::set<std::string>{"f", "reflink", "copy", "snap/f", "snap/reflink",
                                              "snap/copy"}));
   EXPECT_EQ(r.subvolumes.size(), 2u);
@@ -61,6 +79,18 @@ TEST_F(TreeScanTest, ReflinksAndSnapshotsAreAlreadySharedCopiesAreNot) {
   EXPECT_EQ(s.logical_bytes, 6u << 20);
   EXPECT_EQ(s.unique_bytes, 2u << 20);  // f (with its reflinks and snapshot) and copy
   EXPECT_EQ(s.shared_bytes, 4u << 20);
+}
+
+TEST_F(TreeScanTest, ManyReadOnlySnapshotsCostNoMoreFiles) {
+  sh("cd " + shell_quote(path("")) +
+     " && btrfs -q subvolume create vol && for i in 1 2 3 4 5; do"
+     " head -c 50000 /dev/urandom > vol/f$i; done"
+     " && for k in 1 2 3 4 5 6 7 8; do btrfs -q subvolume snapshot -r vol snap$k; done"
+     " && head -c 50000 /dev/urandom > vol/new && btrfs -q subvolume snapshot -r vol snap9 && sync");
+  const auto r = scan("");
+  EXPECT_EQ(r.files.size(), 6u);  // vol's files only: every snapshot copy folds into them
+  EXPECT_EQ(r.passed_over.readonly_aliases, 8u * 5 + 6);
+  EXPECT_EQ(r.subvolumes.size(), 11u);
 }
 
 TEST_F(TreeScanTest, NestedSubvolumesOnlyWithRecursion) {
