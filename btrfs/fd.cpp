@@ -24,8 +24,8 @@ void Fd::reset() {
   fd_ = -1;
 }
 
-Result<Fd> Fd::open(const std::string& path, int flags) {
-  int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+Result<Fd> Fd::open(const std::string& path, int flags, unsigned mode) {
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC, static_cast<mode_t>(mode));
   if (fd < 0) return errno_error("open " + path);
   return Fd(fd);
 }

@@ -17,8 +17,8 @@ class Fd {
   Fd& operator=(const Fd&) = delete;
   ~Fd();
 
-  // open(2) with O_CLOEXEC added; the error names the path.
-  static Result<Fd> open(const std::string& path, int flags);
+  // open(2) with O_CLOEXEC added; the error names the path. mode applies with O_CREAT.
+  static Result<Fd> open(const std::string& path, int flags, unsigned mode = 0644);
   // openat(2) relative to dir, O_CLOEXEC added.
   static Result<Fd> open_at(int dir, const std::string& relative, int flags);
 

@@ -1,6 +1,10 @@
 #include "src/cli_options.h"
 
+#include <fnmatch.h>
+
 #include <boost/program_options.hpp>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "src/byte_size.h"
@@ -10,22 +14,76 @@ namespace po = boost::program_options;
 namespace btrdedupe {
 namespace {
 
+// Options without a value: repeating one is harmless (-v counts its repeats).
+const std::set<std::string>& switches() {
+  static const std::set<std::string> s = {
+      "dedupe", "recursive", "human", "quiet", "verbose", "debug", "dry-run", "json",
+      "skip-zeroes", "fdupes", "help", "version", "readonly-open", "one-file-system"};
+  return s;
+}
+
 po::options_description visible_options() {
-  po::options_description d("Options");
-  d.add_options()
+  po::options_description main("Main options");
+  main.add_options()
       ("dedupe,d", "dedupe the duplicates found (otherwise only report them)")
       ("recursive,r", "scan directories recursively, nested subvolumes included")
-      ("blocksize,b", po::value<std::string>()->value_name("SIZE"),
-       "block size for partial matches (default 128K; a multiple of the sector size)")
-      ("io-threads", po::value<unsigned>()->value_name("N"),
-       "dedupe worker threads (default: 2)")
-      ("human,h", "print sizes in human-readable units")
-      ("quiet,q", "print only errors and the summary")
+      ("dry-run", "plan the dedupe and say what -d would change, change nothing")
+      ("exclude", po::value<std::vector<std::string>>()->value_name("PATTERN")->composing(),
+       "leave out files and directories whose path below PATH matches this glob "
+       "(repeatable; '*' also matches '/'; a PATTERN starting with / matches the full path)")
       ("min-size", po::value<std::string>()->value_name("SIZE"),
        "pass over files smaller than SIZE (K/M/G suffixes)")
+      ("dedupe-options", po::value<std::vector<std::string>>()->value_name("LIST")->composing(),
+       "comma-separated: [no]partial (ranges inside non-identical files; default partial), "
+       "only_whole_files (= nopartial), [no]same (ranges inside one file; always on)")
+      ("fdupes", "read groups of identical files from stdin (fdupes output: one path per line, "
+       "groups separated by blank lines) and dedupe them as whole files")
+      ("blocksize,b", po::value<std::string>()->value_name("SIZE"),
+       "block size for partial matches (default 128K; a multiple of 4K)")
+      ("io-threads", po::value<unsigned>()->value_name("N"),
+       "dedupe worker threads (default: 2)")
+      ("hashfile", po::value<std::string>()->value_name("FILE"),
+       "keep scan and fingerprint state in FILE between runs (the catalog)");
+  po::options_description out("Output");
+  out.add_options()
+      ("human,h", "print sizes in human-readable units")
+      ("quiet,q", "print only errors and the summary line")
+      ("verbose,v", "also list every duplicate group when deduping")
+      ("debug", "also print internal counters and the options in effect")
+      ("json", "print the whole report as one JSON document on stdout "
+       "(docs/json-report.md)")
+      ("progress", po::value<std::string>()->value_name("MODE"),
+       "auto (a live line when stderr is a terminal), tty (always), json (line-delimited "
+       "JSON events on stderr), none")
       ("help", "show this help and exit")
       ("version", "show the version and exit");
-  return d;
+  po::options_description compat("Accepted for duperemove scripts, without effect here");
+  compat.add_options()
+      ("batchsize,B", po::value<unsigned>()->value_name("N"), "no batches: all files in one pass")
+      ("cpu-threads", po::value<unsigned>()->value_name("N"),
+       "fingerprints come from the csum tree")
+      ("skip-zeroes", "holes and prealloc are never read; zero blocks match like any data")
+      ("readonly-open,A", "files are always opened read-only")
+      ("one-file-system,x", "a scan never leaves its filesystem");
+  po::options_description all;
+  all.add(main).add(out).add(compat);
+  return all;
+}
+
+std::optional<uint64_t> size_option(const po::variables_map& vm, const char* name,
+                                    const std::string& what, std::string* error) {
+  if (!vm.count(name)) return std::nullopt;
+  const auto text = vm[name].as<std::string>();
+  const auto size = parse_byte_size(text);
+  if (!size) *error = what + ": '" + text + "' is not a size (examples: 4096, 128K, 1M)";
+  return size;
+}
+
+std::string threads_option(const po::variables_map& vm, const char* name, unsigned* out) {
+  if (!vm.count(name)) return "";
+  *out = vm[name].as<unsigned>();
+  if (*out == 0 || *out > 256) return std::string("--") + name + ": must be between 1 and 256";
+  return "";
 }
 
 }  // namespace
@@ -33,60 +91,202 @@ po::options_description visible_options() {
 std::string cli_help() {
   std::ostringstream out;
   out << "Usage: btrdedupe [options] PATH...\n"
-         "Find duplicate data on btrfs from its own metadata: extents, backrefs, checksums.\n\n"
-      << visible_options();
+         "       btrdedupe --fdupes [options] < fdupes-output\n"
+         "Find duplicate data on btrfs from its own metadata (extents, backrefs, checksums)\n"
+         "and, with -d, dedupe it with the kernel's byte-compared FIDEDUPERANGE.\n"
+      << visible_options()
+      << "\nExit status: 0 all done; 1 an error (a path, a filesystem or a read failed);\n"
+         "2 bad usage; 3 finished, but some ranges were left as they were (changed since\n"
+         "the scan, or refused by the kernel); 130/143 stopped cleanly on SIGINT/SIGTERM.\n"
+         "See btrdedupe(8).\n";
   return out.str();
+}
+
+std::string apply_dedupe_options(const std::string& list, CliOptions& o) {
+  std::stringstream in(list);
+  std::string item;
+  bool any = false;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) continue;
+    any = true;
+    if (item == "partial") {
+      o.partial = true;
+    } else if (item == "nopartial" || item == "only_whole_files") {
+      o.partial = false;
+    } else if (item == "noonly_whole_files") {
+      o.partial = true;
+    } else if (item == "same") {
+      // Ranges inside one file are always candidates: nothing to change.
+    } else if (item == "nosame") {
+      o.no_effect.push_back("--dedupe-options=nosame: no effect here (ranges inside one file "
+                            "are deduped like any others)");
+    } else {
+      return "--dedupe-options: unknown option '" + item +
+             "' (known: [no]partial, [no]same, [no]only_whole_files)";
+    }
+  }
+  if (!any) return "--dedupe-options: empty list";
+  return "";
+}
+
+bool path_excluded(const std::vector<std::string>& patterns, const std::string& root,
+                   const std::string& relative) {
+  std::string full;
+  for (const auto& pattern : patterns) {
+    if (pattern.empty()) continue;
+    const char* subject = relative.c_str();
+    const char* pat = pattern.c_str();
+    if (pattern[0] == '/') {
+      if (full.empty()) {
+        full = root;
+        while (full.size() > 1 && full.back() == '/') full.pop_back();
+        if (full != "/") full += '/';
+        full += relative;
+      }
+      subject = full.c_str();
+    } else {
+      while (pat[0] == '.' && pat[1] == '/') pat += 2;  // "./x" means "x"
+    }
+    if (::fnmatch(pat, subject, FNM_LEADING_DIR) == 0) return true;
+  }
+  return false;
+}
+
+std::vector<std::vector<std::string>> read_fdupes_groups(std::istream& in) {
+  std::vector<std::vector<std::string>> groups;
+  std::vector<std::string> group;
+  std::string line;
+  auto flush = [&] {
+    if (!group.empty()) groups.push_back(std::move(group));
+    group.clear();
+  };
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) {
+      flush();
+      continue;
+    }
+    // fdupes -S heads each group with "N bytes each:".
+    const auto digits = line.find_first_not_of("0123456789");
+    if (digits > 0 && digits != std::string::npos &&
+        (line.compare(digits, std::string::npos, " bytes each:") == 0 ||
+         line.compare(digits, std::string::npos, " byte each:") == 0))
+      continue;
+    group.push_back(line);
+  }
+  flush();
+  return groups;
 }
 
 ParsedCli parse_cli(int argc, const char* const* argv) {
   ParsedCli parsed;
   auto& o = parsed.options;
+  auto& error = parsed.error;
   po::options_description all = visible_options();
-  all.add_options()("paths", po::value<std::vector<std::string>>(), "");
+  all.add_options()("paths", po::value<std::vector<std::string>>(), "")
+      ("read-hashes", po::value<std::string>(), "")("write-hashes", po::value<std::string>(), "");
   po::positional_options_description positional;
   positional.add("paths", -1);
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    auto options = po::command_line_parser(argc, argv).options(all).positional(positional).run();
+    // A repeated switch is harmless; -v counts.
+    std::set<std::string> seen;
+    std::vector<po::option> kept;
+    for (auto& opt : options.options) {
+      if (opt.string_key == "verbose") ++o.verbose;
+      if (switches().count(opt.string_key) && !seen.insert(opt.string_key).second) continue;
+      kept.push_back(std::move(opt));
+    }
+    options.options = std::move(kept);
+    po::store(options, vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    parsed.error = e.what();
+    error = e.what();
     return parsed;
   }
+  for (const char* name : {"read-hashes", "write-hashes"})
+    if (vm.count(name)) {
+      error = std::string("--") + name +
+              " is not supported: btrdedupe keeps fingerprints in its catalog (--hashfile)";
+      return parsed;
+    }
   o.recursive = vm.count("recursive");
   o.dedupe = vm.count("dedupe");
-  if (vm.count("io-threads")) {
-    o.io_threads = vm["io-threads"].as<unsigned>();
-    if (o.io_threads == 0 || o.io_threads > 256) {
-      parsed.error = "--io-threads: must be between 1 and 256";
+  o.dry_run = vm.count("dry-run");
+  o.human = vm.count("human");
+  o.quiet = vm.count("quiet");
+  o.debug = vm.count("debug");
+  o.json = vm.count("json");
+  o.fdupes = vm.count("fdupes");
+  o.show_help = vm.count("help");
+  o.show_version = vm.count("version");
+  if (vm.count("paths")) o.paths = vm["paths"].as<std::vector<std::string>>();
+  if (vm.count("exclude")) o.exclude = vm["exclude"].as<std::vector<std::string>>();
+  if (vm.count("hashfile")) {
+    o.hashfile = vm["hashfile"].as<std::string>();
+    if (o.hashfile.empty()) {
+      error = "--hashfile: empty file name";
       return parsed;
     }
   }
+  if (!(error = threads_option(vm, "io-threads", &o.io_threads)).empty()) return parsed;
+  unsigned ignored = 0;
+  if (!(error = threads_option(vm, "cpu-threads", &ignored)).empty()) return parsed;
+  if (vm.count("cpu-threads"))
+    o.no_effect.push_back("--cpu-threads: no effect here (fingerprints come from the csum tree; "
+                          "the little data read is summed in one thread)");
+  if (vm.count("batchsize")) {
+    if (vm["batchsize"].as<unsigned>() == 0) {
+      error = "-B/--batchsize: must be at least 1";
+      return parsed;
+    }
+    o.no_effect.push_back("-B/--batchsize: no effect here (no batches: every file is matched "
+                          "against every other in one pass)");
+  }
+  if (vm.count("skip-zeroes"))
+    o.no_effect.push_back("--skip-zeroes: no effect here (holes and preallocated ranges are "
+                          "never read; written zero blocks are matched like any data)");
+  if (vm.count("readonly-open"))
+    o.no_effect.push_back("-A: no effect here (files are always opened read-only)");
+  if (vm.count("one-file-system"))
+    o.no_effect.push_back("-x: no effect here (a scan never leaves the filesystem of its PATH)");
   if (vm.count("blocksize")) {
     const auto text = vm["blocksize"].as<std::string>();
     const auto size = parse_byte_size(text);
     if (!size || *size < 4096 || *size % 4096 != 0 || *size > (1ULL << 30)) {
-      parsed.error = "-b: '" + text + "' is not a block size (a multiple of 4K up to 1G, e.g. 128K)";
+      error = "-b: '" + text + "' is not a block size (a multiple of 4K up to 1G, e.g. 128K)";
       return parsed;
     }
     o.block_size = *size;
   }
-  o.human = vm.count("human");
-  o.quiet = vm.count("quiet");
-  o.show_help = vm.count("help");
-  o.show_version = vm.count("version");
-  if (vm.count("paths")) o.paths = vm["paths"].as<std::vector<std::string>>();
-  if (vm.count("min-size")) {
-    const auto text = vm["min-size"].as<std::string>();
-    const auto size = parse_byte_size(text);
-    if (!size) {
-      parsed.error = "--min-size: '" + text + "' is not a size (examples: 4096, 128K, 1M)";
+  if (auto s = size_option(vm, "min-size", "--min-size", &error); s) o.min_size = *s;
+  if (!error.empty()) return parsed;
+  if (vm.count("dedupe-options"))
+    for (const auto& list : vm["dedupe-options"].as<std::vector<std::string>>())
+      if (!(error = apply_dedupe_options(list, o)).empty()) return parsed;
+  if (vm.count("progress")) {
+    const auto mode = vm["progress"].as<std::string>();
+    if (mode == "auto") {
+      o.progress = ProgressMode::Auto;
+    } else if (mode == "tty") {
+      o.progress = ProgressMode::Tty;
+    } else if (mode == "json") {
+      o.progress = ProgressMode::Json;
+    } else if (mode == "none") {
+      o.progress = ProgressMode::None;
+    } else {
+      error = "--progress: '" + mode + "' is not one of auto, tty, json, none";
       return parsed;
     }
-    o.min_size = *size;
   }
-  if (o.paths.empty() && !o.show_help && !o.show_version)
-    parsed.error = "no PATH given (try --help)";
+  if (o.show_help || o.show_version) return parsed;
+  if (o.fdupes) {
+    if (!o.paths.empty()) error = "--fdupes reads its files from stdin: give no PATH";
+    if (!o.dry_run) o.dedupe = true;  // as duperemove: fdupes mode dedupes
+  } else if (o.paths.empty() && o.hashfile.empty()) {
+    error = "no PATH given (try --help)";  // with --hashfile alone: replay its last run
+  }
   return parsed;
 }
 

@@ -41,8 +41,15 @@ class DedupeRun {
   void work() {
     std::vector<uint8_t> buf(kPrefetchChunk);
     const bool last_attempt = options_.eagain_retries == 0;
-    for (size_t r; (r = next_.fetch_add(1)) < plan_.rounds.size();)
+    for (size_t r; (r = next_.fetch_add(1)) < plan_.rounds.size() && !stopping();)
       do_round(r, std::nullopt, last_attempt, buf);
+  }
+
+  bool stopping() {
+    if (!options_.stop || !options_.stop->load()) return false;
+    std::lock_guard lock(mu_);
+    stats_.stopped = true;
+    return true;
   }
 
   // Runs round r for all destinations, or only `only` when set (a retry).
@@ -164,7 +171,8 @@ class DedupeRun {
 
   void retry_eagain() {
     std::vector<uint8_t> buf(kPrefetchChunk);
-    for (unsigned attempt = 0; attempt < options_.eagain_retries && !retries_.empty(); ++attempt) {
+    for (unsigned attempt = 0;
+         attempt < options_.eagain_retries && !retries_.empty() && !stopping(); ++attempt) {
       std::this_thread::sleep_for(std::chrono::milliseconds(options_.eagain_wait_ms));
       auto pending = std::move(retries_);
       retries_.clear();

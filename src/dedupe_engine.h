@@ -4,6 +4,7 @@
 // pages instead of taking the slow cold path.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -22,6 +23,8 @@ struct DedupeOptions {
   unsigned eagain_wait_ms = 1000;
   // Called after each round with the bytes deduped so far (from worker threads, serialised).
   std::function<void(uint64_t)> on_progress;
+  // When set and true, workers start no new round (and no retry): a clean stop.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct DedupeStats {
@@ -34,6 +37,7 @@ struct DedupeStats {
   uint64_t bytes_prefetched = 0;
   std::map<int, uint64_t> errors_by_code;  // errno -> ranges
   std::vector<std::string> messages;       // first few, "path: what happened"
+  bool stopped = false;                    // DedupeOptions::stop ended the run early
 };
 
 DedupeStats run_dedupe(const ScanResult& scan, const DedupePlan& plan, const DedupeOptions& options);

@@ -1,7 +1,5 @@
 #include "src/duplicate_match.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -9,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "src/content_hash.h"
 #include "src/file_extent_index.h"
 
 namespace btrdedupe {
@@ -44,9 +43,13 @@ class MatchContext {
   }
 
   uint64_t hash_sectors(uint32_t f, uint64_t first, uint64_t count, bool* ok) const {
-    const uint8_t* p = sector_sums(f, first, count);
-    *ok = p != nullptr;
-    return p ? XXH3_64bits_withSeed(p, count * cs_, nodatasum(f) ? 1 : 0) : 0;
+    const auto h = sectors_hash(fp_.files[f], first, count, cs_, nodatasum(f));
+    *ok = h.has_value();
+    return h.value_or(0);
+  }
+
+  std::optional<uint64_t> whole_hash(uint32_t f) const {
+    return whole_file_hash(fp_.files[f], size(f), cs_, nodatasum(f));
   }
 
   std::vector<PhysicalPiece> physical(uint32_t f, uint64_t off, uint64_t len,
@@ -95,11 +98,8 @@ void match_whole_files(const MatchContext& ctx, uint32_t nfiles, MatchResult& ou
                        std::vector<bool>& in_whole_group) {
   std::unordered_map<uint64_t, std::vector<uint32_t>> buckets;
   for (uint32_t f = 0; f < nfiles; ++f) {
-    if (ctx.size(f) == 0 || ctx.sectors(f) == 0) continue;
-    bool ok = false;
-    const uint64_t h = ctx.hash_sectors(f, 0, ctx.sectors(f), &ok);
-    if (!ok) continue;
-    buckets[h ^ (ctx.size(f) * 0x9E3779B97F4A7C15ULL)].push_back(f);
+    const auto h = ctx.whole_hash(f);
+    if (h) buckets[*h].push_back(f);
   }
   for (auto& [key, files] : buckets) {
     (void)key;

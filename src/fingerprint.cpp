@@ -34,7 +34,12 @@ struct ExtentSums {
 
 uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-std::vector<ExtentSums> physical_extents(const ScanResult& scan) {
+bool is_wanted(const std::vector<bool>* wanted, uint32_t file) {
+  return !wanted || (*wanted)[file];
+}
+
+// The physical extents referenced by wanted files (all files when wanted is null).
+std::vector<ExtentSums> physical_extents(const ScanResult& scan, const std::vector<bool>* wanted) {
   const uint32_t ss = scan.fs.sectorsize;
   const uint16_t cs = scan.fs.csum_size;
   std::vector<ExtentSums> out;
@@ -47,6 +52,9 @@ std::vector<ExtentSums> physical_extents(const ScanResult& scan) {
     for (; i < ex.size() && ex[i].disk_bytenr == e.disk_bytenr; ++i)
       e.sectors = std::max(e.sectors, div_up(ex[i].extent_offset + ex[i].length, ss));
     e.end_ref = i;
+    bool any = false;
+    for (size_t r = e.first_ref; r < e.end_ref && !any; ++r) any = is_wanted(wanted, ex[r].file);
+    if (!any) continue;
     e.sums.assign(e.sectors * cs, 0);
     e.known.assign(e.sectors, false);
     out.push_back(std::move(e));
@@ -176,7 +184,9 @@ bool FileSums::complete() const {
   return std::all_of(known.begin(), known.end(), [](bool k) { return k; });
 }
 
-btrfs::Result<FingerprintResult> fingerprint(const ScanResult& scan) {
+btrfs::Result<FingerprintResult> fingerprint(
+    const ScanResult& scan, const std::function<void(uint64_t bytes_done)>& on_progress,
+    const std::vector<bool>* wanted) {
   FingerprintResult out;
   auto& st = out.stats;
   const uint32_t ss = scan.fs.sectorsize;
@@ -186,11 +196,12 @@ btrfs::Result<FingerprintResult> fingerprint(const ScanResult& scan) {
   if (scan.roots.empty()) return out;
   auto dir = btrfs::Fd::open(scan.roots[0].path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   if (!dir) return dir.error();
-  auto extents = physical_extents(scan);
+  auto extents = physical_extents(scan, wanted);
   if (auto ok = sums_from_csum_tree(dir->get(), scan, extents, st); !ok) return ok.error();
 
   const SectorChecksum algo(scan.fs.csum_type);
   std::vector<uint8_t> buf(kReadChunk + ss);
+  uint64_t done = 0;
   for (auto& e : extents) {
     bool needs_read = false;
     for (size_t r = e.first_ref; r < e.end_ref && !needs_read; ++r) {
@@ -207,10 +218,13 @@ btrfs::Result<FingerprintResult> fingerprint(const ScanResult& scan) {
       ++st.extents_from_csums;
       st.bytes_from_csums += e.sectors * ss;
     }
+    done += e.sectors * ss;
+    if (on_progress) on_progress(done);
   }
 
   out.files.resize(scan.files.size());
-  for (size_t i = 0; i < scan.files.size(); ++i) {
+  for (uint32_t i = 0; i < scan.files.size(); ++i) {
+    if (!is_wanted(wanted, i)) continue;  // left empty: unknown, never matched
     const uint64_t sectors = div_up(scan.files[i].size, ss);
     out.files[i].sums.assign(sectors * cs, 0);
     out.files[i].known.assign(sectors, false);
@@ -218,6 +232,7 @@ btrfs::Result<FingerprintResult> fingerprint(const ScanResult& scan) {
   for (const auto& e : extents) {
     for (size_t r = e.first_ref; r < e.end_ref; ++r) {
       const FileExtent& ref = scan.extents[r];
+      if (!is_wanted(wanted, ref.file)) continue;
       FileSums& fsums = out.files[ref.file];
       const uint64_t first_file_sector = ref.file_offset / ss;
       const uint64_t n = div_up(ref.length, ss);

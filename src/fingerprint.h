@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,12 @@ struct FingerprintResult {
 // Fingerprints every file of `scan`. Errors reading one file are counted and reported in
 // stats; its unread sectors stay unknown and the run goes on. Fails only when the csum tree
 // cannot be searched at all.
-btrfs::Result<FingerprintResult> fingerprint(const ScanResult& scan);
+// on_progress, when set, is called after each physical extent with the bytes of extents
+// done so far (decompressed, sector-rounded: about SharingSummary::unique_bytes in all).
+// wanted, when given (one flag per file), limits the work to those files' extents; the
+// other files get empty sums.
+btrfs::Result<FingerprintResult> fingerprint(
+    const ScanResult& scan, const std::function<void(uint64_t bytes_done)>& on_progress = {},
+    const std::vector<bool>* wanted = nullptr);
 
 }  // namespace btrdedupe

@@ -1,8 +1,13 @@
 #include "src/job.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <ctime>
+#include <memory>
 #include <map>
 
+#include "src/catalog_session.h"
 #include "src/dedupe_plan.h"
 #include "src/duplicate_match.h"
 #include "src/scanned_file.h"
@@ -31,7 +36,8 @@ btrfs::Result<ScanResult> scan_roots(const std::vector<std::string>& roots,
   return merge_scans(std::move(scans));
 }
 
-std::vector<GroupListing> list_groups(const ScanResult& scan, const MatchResult& m) {
+std::vector<GroupListing> list_groups(const ScanResult& scan, const MatchResult& m,
+                                      const DedupePlan& plan) {
   std::vector<GroupListing> out;
   for (const auto& g : m.groups) {
     GroupListing l;
@@ -41,11 +47,37 @@ std::vector<GroupListing> list_groups(const ScanResult& scan, const MatchResult&
       l.members.push_back({file_path(scan, scan.files[mem.file]), mem.offset, mem.layout});
     out.push_back(std::move(l));
   }
+  // Roles from the plan: a group's rounds share its source and destinations.
+  for (const auto& round : plan.rounds) {
+    if (round.group >= out.size()) continue;
+    const auto& g = m.groups[round.group];
+    auto& members = out[round.group].members;
+    for (size_t i = 0; i < g.members.size(); ++i) {
+      if (g.members[i].file == round.source.file) members[i].source = true;
+      for (const auto& d : round.destinations)
+        if (g.members[i].file == d.file) members[i].destination = true;
+    }
+  }
   return out;
 }
 
+// Records the run in the hashfile, when there is one; a failure to do so is the run's error.
+void record_in_catalog(CatalogSession* catalog, const ScanResult& scan, const ScanResult* after,
+                       FilesystemReport& r) {
+  if (!catalog) return;
+  RunRecord run;
+  run.started = r.started;
+  run.finished = static_cast<int64_t>(std::time(nullptr));
+  for (const auto& root : r.roots) run.roots += (run.roots.empty() ? "" : "\n") + root;
+  run.files = r.files;
+  run.bytes_read = r.fingerprints.bytes_read;
+  run.bytes_deduped = r.dedupe.bytes_deduped;
+  if (auto ok = catalog->record(scan, after, run); !ok && r.error.empty())
+    r.error = ok.error().message();
+}
+
 void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& scan_options,
-                    ProgressSink* progress, FilesystemReport& r) {
+                    ProgressSink* progress, CatalogSession* catalog, FilesystemReport& r) {
   for (const auto& root : scan.roots) r.roots.push_back(root.path);
   r.fsid = scan.fs.fsid_string();
   r.subvolumes = scan.subvolumes.size();
@@ -54,11 +86,17 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   r.tree_items = scan.tree_items;
   r.tree_searches = scan.search_calls;
   r.passed_over = scan.passed_over;
+  r.excluded = scan.excluded;
   r.before = r.after = summarize_sharing(scan.extents);
 
   auto t = Clock::now();
   report_progress(progress, "fingerprint", 0, r.before.unique_bytes);
-  auto fp = fingerprint(scan);
+  auto fp = catalog ? catalog->fingerprint(scan, r.catalog)
+                    : fingerprint(scan, [&](uint64_t done) {
+                        report_progress(progress, "fingerprint",
+                                        std::min(done, r.before.unique_bytes),
+                                        r.before.unique_bytes);
+                      });
   r.seconds.fingerprint = since(t);
   if (!fp) {
     r.error = fp.error().message();
@@ -68,6 +106,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   report_progress(progress, "fingerprint", r.before.unique_bytes, r.before.unique_bytes);
 
   t = Clock::now();
+  report_progress(progress, "match", 0, 0);
   MatchOptions mo;
   mo.block_size = o.block_size;
   mo.partial = o.partial;
@@ -83,13 +122,18 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   r.planned_bytes = plan.planned_bytes;
   r.planned_rounds = plan.rounds.size();
   r.readonly_ranges_left = plan.readonly_members_skipped;
-  if (o.list_groups) r.groups = list_groups(scan, matches);
-  if (!o.dedupe) return;
+  if (o.list_groups) r.groups = list_groups(scan, matches, plan);
+  if (!o.dedupe || (o.stop && o.stop->load())) {
+    record_in_catalog(catalog, scan, nullptr, r);
+    return;
+  }
 
   t = Clock::now();
   DedupeOptions dopt;
   dopt.io_threads = o.io_threads;
   dopt.prefetch = o.prefetch;
+  dopt.stop = o.stop;
+  report_progress(progress, "dedupe", 0, plan.planned_bytes);
   if (progress)
     dopt.on_progress = [&](uint64_t done) { progress->progress("dedupe", done, plan.planned_bytes); };
   r.dedupe = run_dedupe(scan, plan, dopt);
@@ -98,6 +142,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
 
   // Confirm from the tree: what shares storage now, not what the calls reported.
   t = Clock::now();
+  report_progress(progress, "confirm", 0, 0);
   std::vector<std::string> roots = r.roots;
   auto after = scan_roots(roots, scan_options);
   r.seconds.confirm = since(t);
@@ -106,15 +151,31 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
     return;
   }
   r.after = summarize_sharing(after->extents);
+  record_in_catalog(catalog, scan, &*after, r);
 }
 
 }  // namespace
 
+namespace {
+// Refusals that say what the file is (nodatacow pair, immutable, swapfile, busy with a send),
+// not that something broke: the range is skipped and the run goes on (exit code 3).
+bool refused_for_what_the_file_is(int code) {
+  return code == EINVAL || code == EPERM || code == ETXTBSY || code == EAGAIN || code == EROFS ||
+         code == EXDEV;
+}
+}  // namespace
+
 int JobReport::exit_code() const {
   if (!path_errors.empty()) return 1;
-  for (const auto& fs : filesystems)
-    if (!fs.error.empty() || fs.fingerprints.read_errors || fs.dedupe.ranges_failed) return 1;
-  return 0;
+  bool skipped = false;
+  for (const auto& fs : filesystems) {
+    if (!fs.error.empty() || fs.fingerprints.read_errors) return 1;
+    for (const auto& [code, ranges] : fs.dedupe.errors_by_code)
+      if (ranges && !refused_for_what_the_file_is(code)) return 1;
+    if (fs.dedupe.ranges_failed || fs.dedupe.ranges_changed || fs.dedupe.ranges_differ)
+      skipped = true;
+  }
+  return skipped ? 3 : 0;
 }
 
 int64_t JobReport::net_shared_change() const {
@@ -124,11 +185,41 @@ int64_t JobReport::net_shared_change() const {
   return net;
 }
 
-JobReport run_job(const JobOptions& o, ProgressSink* progress) {
+JobReport run_job(const JobOptions& options, ProgressSink* progress) {
   JobReport report;
+  JobOptions o = options;
+  const auto started = static_cast<int64_t>(std::time(nullptr));
+  std::unique_ptr<CatalogSession> catalog;
+  if (!o.hashfile.empty()) {
+    // The catalog first: a replay takes its paths from it, and an unchanged tree is not read.
+    auto session = CatalogSession::open(o);
+    if (!session) {
+      report.path_errors.push_back(session.error().message());
+      report.options = o;
+      return report;
+    }
+    catalog = std::move(*session);
+    auto unchanged = catalog->unchanged_since_last_run(o);
+    report.options = o;
+    if (!unchanged) {
+      report.path_errors.push_back(unchanged.error().message());
+      return report;
+    }
+    if (*unchanged) {
+      FilesystemReport r;
+      r.roots = o.paths;
+      r.catalog.used = r.catalog.unchanged = true;
+      r.started = started;
+      record_in_catalog(catalog.get(), ScanResult{}, nullptr, r);
+      report.filesystems.push_back(std::move(r));
+      return report;
+    }
+  }
+  report.options = o;
   ScanOptions scan_options;
   scan_options.recursive = o.recursive;
   scan_options.min_file_size = o.min_file_size;
+  scan_options.exclude = o.exclude;
   scan_options.fold_readonly_aliases = !o.dedupe_readonly;
 
   // Scan each path; paths of one filesystem are deduped together, in the order given.
@@ -150,15 +241,20 @@ JobReport run_job(const JobOptions& o, ProgressSink* progress) {
   }
   for (const auto& fsid : fs_order) {
     FilesystemReport r;
+    r.started = started;
     r.seconds.scan = scan_seconds[fsid];
     auto merged = merge_scans(std::move(by_fs[fsid]));
     if (!merged) {
       r.error = merged.error().message();
+    } else if (catalog && fsid != fs_order.front()) {
+      r.error = "a hashfile serves one filesystem: " + merged->roots[0].path + " is on another";
     } else {
-      run_filesystem(std::move(*merged), o, scan_options, progress, r);
+      run_filesystem(std::move(*merged), o, scan_options, progress,
+                     fsid == fs_order.front() ? catalog.get() : nullptr, r);
     }
     report.filesystems.push_back(std::move(r));
   }
+  report.stopped = o.stop && o.stop->load();
   return report;
 }
 

@@ -3,10 +3,13 @@
 // report is plain data so both printers and tests read the same figures.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "src/catalog.h"
 #include "src/dedupe_engine.h"
 #include "src/fingerprint.h"
 #include "src/tree_scan.h"
@@ -25,6 +28,11 @@ struct JobOptions {
   bool prefetch = true;
   bool list_groups = false;        // keep every group's member paths in the report
   std::string hashfile;            // SQLite catalog; "" = in memory (see src/catalog.h)
+  // Leaves files and nested subvolumes out of the scan (see ScanOptions::exclude).
+  std::function<bool(const std::string& root, const std::string& relative)> exclude;
+  // Set (by a signal handler) to stop cleanly: no new dedupe round starts, no new
+  // filesystem's dedupe starts; the report says so (JobReport::stopped).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // Progress events for people and monitors. Called from the job's thread.
@@ -43,6 +51,8 @@ struct GroupListing {
     std::string path;
     uint64_t offset = 0;
     uint32_t layout = 0;
+    bool source = false;       // the plan keeps this member's storage
+    bool destination = false;  // the plan points this member at the source's storage
   };
   std::vector<Member> members;
 };
@@ -58,6 +68,9 @@ struct FilesystemReport {
   std::string error;                  // non-empty: this filesystem's run failed here
   uint64_t subvolumes = 0, files = 0, extents = 0, tree_items = 0, tree_searches = 0;
   PassedOver passed_over;
+  uint64_t excluded = 0;              // files and subvolumes left out by JobOptions::exclude
+  CatalogStats catalog;               // what the hashfile saved (catalog.used: there was one)
+  int64_t started = 0;                // unix time the run began
   SharingSummary before, after;       // after: re-read from the tree once dedupe ran
   FingerprintStats fingerprints;
   uint64_t whole_file_groups = 0, partial_groups = 0;
@@ -71,8 +84,18 @@ struct FilesystemReport {
 struct JobReport {
   std::vector<FilesystemReport> filesystems;
   std::vector<std::string> path_errors;  // paths that could not be scanned at all
+  bool stopped = false;                  // JobOptions::stop was seen: the run ended early
+  JobOptions options;                    // as run: a replay fills paths and options from the hashfile
 
-  // 0: all done; 1: something failed (a path, a read, a refused range).
+  // 0: all done.
+  // 1: something failed: a path could not be scanned, a filesystem's run failed, data could
+  //    not be read for fingerprints, or the kernel failed a dedupe for another reason than
+  //    those of 3 (ENOSPC, EIO, ...).
+  // 3: the run finished, but some ranges were left as they were: changed since the scan
+  //    (replaced, resized, rewritten: the kernel's compare differed), or refused by the
+  //    kernel for what the file is (EINVAL, EPERM, ETXTBSY, EAGAIN after retries,
+  //    EROFS, EXDEV). Read-only snapshot ranges left alone by design do not count.
+  // (A stop is not an exit code here: the program maps it to 128 + signal.)
   int exit_code() const;
   // Logical bytes newly shared, summed over filesystems (duperemove's "net change").
   int64_t net_shared_change() const;

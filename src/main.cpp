@@ -1,9 +1,74 @@
 // btrdedupe: the command line around the engine.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <memory>
 
 #include "src/cli_options.h"
+#include "src/fdupes_input.h"
 #include "src/job.h"
+#include "src/json_report.h"
+#include "src/progress.h"
 #include "src/text_report.h"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+volatile std::sig_atomic_t g_signal = 0;
+
+// The first SIGINT/SIGTERM asks for a clean stop (no new dedupe round starts); the handler
+// is reset, so a second one ends the process at once.
+extern "C" void on_stop_signal(int sig) {
+  g_signal = sig;
+  g_stop.store(true);
+  static const char msg[] =
+      "\nbtrdedupe: stopping after the dedupe rounds under way (signal again to abort now)\n";
+  const ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)ignored;
+}
+
+void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+// Progress to a terminal or a monitor, as --progress and -q say.
+class Progress {
+ public:
+  Progress(btrdedupe::ProgressMode mode, bool quiet) {
+    using btrdedupe::ProgressMode;
+    if (mode == ProgressMode::Json) {
+      json_ = std::make_unique<btrdedupe::JsonProgress>(stderr);
+    } else if (!quiet && (mode == ProgressMode::Tty ||
+                          (mode == ProgressMode::Auto && ::isatty(STDERR_FILENO)))) {
+      tty_ = std::make_unique<btrdedupe::TtyProgress>(stderr);
+    }
+  }
+  btrdedupe::ProgressSink* sink() {
+    if (json_) return json_.get();
+    return tty_.get();
+  }
+  void finish(const btrdedupe::JobReport& report, int exit_code) {
+    if (tty_) tty_->finish();
+    if (json_) json_->finish(exit_code, report.stopped, report.net_shared_change());
+  }
+
+ private:
+  std::unique_ptr<btrdedupe::TtyProgress> tty_;
+  std::unique_ptr<btrdedupe::JsonProgress> json_;
+};
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace btrdedupe;
@@ -21,19 +86,91 @@ int main(int argc, char** argv) {
     std::puts("btrdedupe " BTRDEDUPE_VERSION);
     return kExitOk;
   }
+  if (!o.quiet) {
+    for (const auto& note : o.no_effect) std::fprintf(stderr, "btrdedupe: note: %s\n", note.c_str());
+    // TODO(catalog): remove once run_job reads and writes JobOptions::hashfile.
+    if (!o.hashfile.empty())
+      std::fprintf(stderr, "btrdedupe: note: --hashfile: the catalog is not implemented yet; "
+                   "%s is neither read nor written\n", o.hashfile.c_str());
+  }
+
   JobOptions job;
   job.paths = o.paths;
   job.recursive = o.recursive;
-  job.dedupe = o.dedupe;
+  job.dedupe = o.dedupe && !o.dry_run;
   job.min_file_size = o.min_size;
   job.block_size = o.block_size;
+  job.partial = o.partial;
+  job.hashfile = o.hashfile;
   if (o.io_threads) job.io_threads = o.io_threads;
-  job.list_groups = !o.dedupe;
-  const JobReport report = run_job(job);
-  TextReportOptions text;
-  text.human = o.human;
-  text.quiet = o.quiet;
-  text.list_groups = job.list_groups;
-  print_text_report(report, job, text, stdout, stderr);
-  return report.exit_code();
+  job.list_groups = !job.dedupe || o.verbose > 0;
+
+  // --exclude patterns; an absolute pattern needs the root's absolute path (once per root).
+  std::map<std::string, std::string> absolute_roots;
+  auto user_excluded = [&](const std::string& root, const std::string& relative) {
+    if (o.exclude.empty()) return false;
+    auto it = absolute_roots.find(root);
+    if (it == absolute_roots.end()) {
+      char* real = ::realpath(root.c_str(), nullptr);
+      it = absolute_roots.emplace(root, real ? real : root).first;
+      std::free(real);
+    }
+    return path_excluded(o.exclude, it->second, relative);
+  };
+  FdupesScan fdupes;
+  if (o.fdupes) {
+    fdupes = plan_fdupes_scan(read_fdupes_groups(std::cin));
+    for (const auto& e : fdupes.errors) std::fprintf(stderr, "btrdedupe: %s\n", e.c_str());
+    if (!o.quiet && !o.json)
+      std::fprintf(stdout, "fdupes input: %zu groups of 2 or more files, %zu files\n",
+                   fdupes.groups, fdupes.files);
+    job.paths = fdupes.roots;
+    job.recursive = true;
+    job.partial = false;  // whole files, as fdupes found them
+    job.min_file_size = 0;
+    job.exclude = [&](const std::string& root, const std::string& relative) {
+      return fdupes.excluded(root, relative) || user_excluded(root, relative);
+    };
+  } else if (!o.exclude.empty()) {
+    job.exclude = user_excluded;
+  }
+
+  install_stop_handlers();
+  job.stop = &g_stop;
+  Progress progress(o.progress, o.quiet);
+  const JobReport report = job.paths.empty() ? JobReport{} : run_job(job, progress.sink());
+  const int signal = report.stopped ? static_cast<int>(g_signal) : 0;
+  int exit_code = signal ? 128 + signal : report.exit_code();
+  if (o.fdupes && !fdupes.errors.empty() && exit_code == kExitOk) exit_code = kExitError;
+  progress.finish(report, exit_code);
+
+  if (o.json) {
+    JsonReportContext c;
+    c.dry_run = o.dry_run;
+    c.fdupes = o.fdupes;
+    c.exclude = o.exclude;
+    c.signal = signal;
+    c.exit_code = exit_code;
+    TextReportOptions errors;
+    errors.errors_only = true;
+    print_text_report(report, job, errors, stdout, stderr);
+    std::fputs(json_report(report, job, c).c_str(), stdout);
+  } else {
+    TextReportOptions text;
+    text.human = o.human;
+    text.quiet = o.quiet;
+    text.list_groups = job.list_groups;
+    text.debug = o.debug;
+    text.dry_run = o.dry_run;
+    text.signal = signal;
+    if (o.debug && !o.quiet)
+      std::fprintf(stdout, "debug: %zu paths, recursive %s, dedupe %s, min size %llu, "
+                   "%zu exclude patterns, progress sink %s\n",
+                   job.paths.size(), job.recursive ? "on" : "off", job.dedupe ? "on" : "off",
+                   static_cast<unsigned long long>(job.min_file_size), o.exclude.size(),
+                   progress.sink() ? "on" : "off");
+    print_text_report(report, job, text, stdout, stderr);
+  }
+  std::fflush(stdout);
+  return exit_code;
 }

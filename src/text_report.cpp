@@ -1,13 +1,38 @@
 #include "src/text_report.h"
 
+#include <cstring>
 #include <string>
 
 #include "src/byte_size.h"
+#include "src/dedupe_engine.h"
 
 namespace btrdedupe {
 namespace {
 
 unsigned long long ull(uint64_t v) { return static_cast<unsigned long long>(v); }
+
+// Length of the UTF-8 sequence starting at s[i], or 0 when it is not valid UTF-8.
+size_t utf8_length(const std::string& s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  size_t n = 0;
+  uint32_t cp = 0;
+  if (c < 0x80) return 1;
+  if ((c & 0xE0) == 0xC0) n = 2, cp = c & 0x1F;
+  else if ((c & 0xF0) == 0xE0) n = 3, cp = c & 0x0F;
+  else if ((c & 0xF8) == 0xF0) n = 4, cp = c & 0x07;
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  // No overlong forms, no surrogates, nothing past U+10FFFF.
+  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+      (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+    return 0;
+  return n;
+}
 
 class Printer {
  public:
@@ -20,7 +45,7 @@ class Printer {
   void filesystem(const FilesystemReport& r, const JobOptions& job) const {
     if (!o_.quiet) {
       std::string roots;
-      for (const auto& p : r.roots) roots += (roots.empty() ? "" : ", ") + p;
+      for (const auto& p : r.roots) roots += (roots.empty() ? "" : ", ") + printable_path(p);
       std::fprintf(out_, "Scanned %s: %llu subvolume(s), %llu files, %llu extents "
                    "(%llu tree items in %llu searches, %.2f s)\n",
                    roots.c_str(), ull(r.subvolumes), ull(r.files), ull(r.extents),
@@ -37,6 +62,8 @@ class Printer {
                    size(p.hole_bytes).c_str(), ull(p.prealloc_extents),
                    size(p.prealloc_bytes).c_str(), ull(p.excluded_files),
                    ull(p.readonly_aliases));
+      if (r.excluded)
+        std::fprintf(out_, "  excluded by --exclude: %llu files and subvolumes\n", ull(r.excluded));
     }
     if (!r.error.empty() && r.fsid.empty()) {
       std::fprintf(err_, "btrdedupe: %s\n", r.error.c_str());
@@ -59,19 +86,35 @@ class Printer {
       if (r.readonly_ranges_left)
         std::fprintf(out_, " (%llu ranges in read-only snapshots left as they are)",
                      ull(r.readonly_ranges_left));
-      std::fprintf(out_, "\n");
+      std::fprintf(out_, " (%.2f s)\n", r.seconds.match);
+      if (o_.dry_run)
+        std::fprintf(out_, "Dry run: -d would dedupe %s in %llu rounds; nothing was changed\n",
+                     size(r.planned_bytes).c_str(), ull(r.planned_rounds));
       if (o_.list_groups) groups(r);
+      if (o_.debug)
+        std::fprintf(out_, "  debug: fsid %s, %llu csum tree searches, %llu rounds planned, "
+                     "block size %llu, partial %s, %u io threads\n",
+                     r.fsid.c_str(), ull(f.csum_searches), ull(r.planned_rounds),
+                     ull(job.block_size), job.partial ? "on" : "off", job.io_threads);
     }
     if (!r.deduped) return;
     const auto& d = r.dedupe;
     if (!o_.quiet) {
       std::fprintf(out_, "Deduped %s in %llu calls (%.2f s, %u threads): %llu ranges shared, "
-                   "%llu differed, %llu changed since the scan, %llu refused\n",
+                   "%llu differed, %llu changed since the scan, %llu refused%s\n",
                    size(d.bytes_deduped).c_str(), ull(d.calls), r.seconds.dedupe, job.io_threads,
                    ull(d.ranges_same), ull(d.ranges_differ), ull(d.ranges_changed),
-                   ull(d.ranges_failed));
-      std::fprintf(out_, "Data on disk for these files: %s before, %s after\n",
-                   size(r.before.unique_bytes).c_str(), size(r.after.unique_bytes).c_str());
+                   ull(d.ranges_failed), d.stopped ? " (stopped early)" : "");
+      std::fprintf(out_, "Data on disk for these files: %s before, %s after (confirmed from the "
+                   "tree in %.2f s)\n",
+                   size(r.before.unique_bytes).c_str(), size(r.after.unique_bytes).c_str(),
+                   r.seconds.confirm);
+      if (o_.debug) {
+        std::fprintf(out_, "  debug: %s prefetched", size(d.bytes_prefetched).c_str());
+        for (const auto& [code, n] : d.errors_by_code)
+          std::fprintf(out_, ", errno %d (%s): %llu ranges", code, std::strerror(code), ull(n));
+        std::fprintf(out_, "\n");
+      }
     }
     for (const auto& m : d.messages) std::fprintf(err_, "btrdedupe: %s\n", m.c_str());
   }
@@ -81,8 +124,73 @@ class Printer {
       std::fprintf(out_, "%s %s, %zu ranges:\n", size(g.length).c_str(),
                    g.whole_file ? "whole files" : "range", g.members.size());
       for (const auto& m : g.members)
-        std::fprintf(out_, "  %s\t%llu\t[layout %u]\n", m.path.c_str(), ull(m.offset), m.layout);
+        std::fprintf(out_, "  %s\t%llu\t[layout %u]\t%s\n", printable_path(m.path).c_str(),
+                     ull(m.offset), m.layout,
+                     m.source ? "source" : m.destination ? "destination" : "unchanged");
     }
+  }
+
+  void summary(const JobReport& report, const JobOptions& job) const {
+    const RunTotals t = run_totals(report);
+    std::fprintf(out_, "Summary:\n");
+    std::fprintf(out_, "  scanned:        %llu files, %llu extents in %llu subvolume(s) of %llu "
+                 "filesystem(s)",
+                 ull(t.files), ull(t.extents), ull(t.subvolumes), ull(t.filesystems));
+    if (t.excluded) std::fprintf(out_, "; %llu excluded", ull(t.excluded));
+    std::fprintf(out_, "\n  already shared: %s of %s\n", size(t.already_shared_bytes).c_str(),
+                 size(t.logical_bytes).c_str());
+    std::fprintf(out_, "  fingerprints:   %llu extents from the csum tree, %llu read (%s read)\n",
+                 ull(t.extents_from_csums), ull(t.extents_read), size(t.bytes_read).c_str());
+    std::fprintf(out_, "  duplicates:     %llu whole-file and %llu partial groups, %s to dedupe\n",
+                 ull(t.whole_file_groups), ull(t.partial_groups), size(t.planned_bytes).c_str());
+    if (job.dedupe)
+      std::fprintf(out_, "  deduped:        %s in %llu calls; net change in shared extents %s\n",
+                   size(t.bytes_deduped).c_str(), ull(t.calls),
+                   report.net_shared_change() < 0
+                       ? ("-" + size(static_cast<uint64_t>(-report.net_shared_change()))).c_str()
+                       : size(static_cast<uint64_t>(report.net_shared_change())).c_str());
+    else
+      std::fprintf(out_, "  deduped:        nothing (%s)\n", o_.dry_run ? "--dry-run" : "no -d");
+    std::fprintf(out_, "  left alone:     %llu ranges changed since the scan, %llu refused by the "
+                 "kernel",
+                 ull(t.ranges_changed), ull(t.ranges_refused));
+    for (const auto& [code, n] : t.refused_by_code)
+      std::fprintf(out_, "; %llu %s (%s)", ull(n), dedupe_error_reason(code).c_str(),
+                   strerrorname(code));
+    if (t.readonly_ranges_left)
+      std::fprintf(out_, "; %llu in read-only snapshots (by design)", ull(t.readonly_ranges_left));
+    std::fprintf(out_, "\n  errors:         %llu paths not scanned, %llu filesystems failed, "
+                 "%llu read errors\n",
+                 ull(t.path_errors), ull(t.filesystem_errors), ull(t.read_errors));
+    // The first few file names of each kind, as the engine worded them.
+    std::vector<std::string> first;
+    for (const auto& e : report.path_errors) first.push_back(e);
+    for (const auto& fs : report.filesystems) {
+      if (!fs.error.empty()) first.push_back(fs.error);
+      for (const auto& e : fs.fingerprints.errors) first.push_back(e);
+      for (const auto& m : fs.dedupe.messages) first.push_back(m);
+    }
+    constexpr size_t kFirst = 5;
+    for (size_t i = 0; i < first.size() && i < kFirst; ++i)
+      std::fprintf(out_, "    %s\n", first[i].c_str());
+    if (first.size() > kFirst)
+      std::fprintf(out_, "    ... %zu more on stderr\n", first.size() - kFirst);
+    const auto& s = t.seconds;
+    std::fprintf(out_, "  elapsed:        %.2f s (scan %.2f, fingerprint %.2f, match %.2f, "
+                 "dedupe %.2f, confirm %.2f)\n",
+                 t.total_seconds(), s.scan, s.fingerprint, s.match, s.dedupe, s.confirm);
+    if (o_.signal)
+      std::fprintf(out_, "  stopped:        on SIG%s, after the dedupe rounds under way\n",
+                   sigabbrev(o_.signal));
+  }
+
+  static const char* strerrorname(int code) {
+    const char* n = ::strerrorname_np(code);
+    return n ? n : "?";
+  }
+  static const char* sigabbrev(int sig) {
+    const char* n = ::sigabbrev_np(sig);
+    return n ? n : "?";
   }
 
  private:
@@ -93,15 +201,103 @@ class Printer {
 
 }  // namespace
 
+double RunTotals::total_seconds() const {
+  return seconds.scan + seconds.fingerprint + seconds.match + seconds.dedupe + seconds.confirm;
+}
+
+RunTotals run_totals(const JobReport& report) {
+  RunTotals t;
+  t.path_errors = report.path_errors.size();
+  for (const auto& fs : report.filesystems) {
+    ++t.filesystems;
+    t.subvolumes += fs.subvolumes;
+    t.files += fs.files;
+    t.extents += fs.extents;
+    t.excluded += fs.excluded;
+    t.logical_bytes += fs.before.logical_bytes;
+    t.already_shared_bytes += fs.before.shared_bytes;
+    t.extents_from_csums += fs.fingerprints.extents_from_csums;
+    t.bytes_from_csums += fs.fingerprints.bytes_from_csums;
+    t.extents_read += fs.fingerprints.extents_read;
+    t.bytes_read += fs.fingerprints.bytes_read;
+    t.read_errors += fs.fingerprints.read_errors;
+    t.whole_file_groups += fs.whole_file_groups;
+    t.partial_groups += fs.partial_groups;
+    t.planned_bytes += fs.planned_bytes;
+    t.planned_rounds += fs.planned_rounds;
+    t.readonly_ranges_left += fs.readonly_ranges_left;
+    t.bytes_deduped += fs.dedupe.bytes_deduped;
+    t.calls += fs.dedupe.calls;
+    t.ranges_same += fs.dedupe.ranges_same;
+    t.ranges_changed += fs.dedupe.ranges_changed + fs.dedupe.ranges_differ;
+    t.ranges_refused += fs.dedupe.ranges_failed;
+    for (const auto& [code, n] : fs.dedupe.errors_by_code) t.refused_by_code[code] += n;
+    if (!fs.error.empty()) ++t.filesystem_errors;
+    t.seconds.scan += fs.seconds.scan;
+    t.seconds.fingerprint += fs.seconds.fingerprint;
+    t.seconds.match += fs.seconds.match;
+    t.seconds.dedupe += fs.seconds.dedupe;
+    t.seconds.confirm += fs.seconds.confirm;
+  }
+  return t;
+}
+
+bool is_valid_utf8(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_length(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string printable_path(const std::string& path) {
+  std::string out;
+  out.reserve(path.size());
+  for (size_t i = 0; i < path.size();) {
+    const auto c = static_cast<unsigned char>(path[i]);
+    const size_t n = utf8_length(path, i);
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (n == 0 || c < 0x20 || c == 0x7F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", c);
+      out += buf;
+    } else {
+      out.append(path, i, n);
+      i += n;
+      continue;
+    }
+    ++i;
+  }
+  return out;
+}
+
+std::string summary_line(const JobReport& report) {
+  // Machine-read by scripts written for duperemove: same words, raw bytes.
+  return "Comparison of extent info shows a net change in shared extents of: " +
+         std::to_string(report.net_shared_change()) + "\n";
+}
+
 void print_text_report(const JobReport& report, const JobOptions& job,
                        const TextReportOptions& options, std::FILE* out, std::FILE* err) {
-  const Printer p(options, out, err);
+  TextReportOptions o = options;
+  std::FILE* null_out = nullptr;
+  if (o.errors_only) {
+    o.quiet = true;
+    out = null_out = std::fopen("/dev/null", "w");
+    if (!out) return;
+  }
+  const Printer p(o, out, err);
   for (const auto& e : report.path_errors) std::fprintf(err, "btrdedupe: %s\n", e.c_str());
   for (const auto& fs : report.filesystems) p.filesystem(fs, job);
-  if (job.dedupe)
-    // Machine-read by scripts written for duperemove: same words, raw bytes.
-    std::fprintf(out, "Comparison of extent info shows a net change in shared extents of: %lld\n",
-                 static_cast<long long>(report.net_shared_change()));
+  if (!o.quiet && !report.filesystems.empty()) p.summary(report, job);
+  if (job.dedupe) std::fputs(summary_line(report).c_str(), out);
+  if (null_out) std::fclose(null_out);
 }
 
 }  // namespace btrdedupe

@@ -2,16 +2,48 @@
 #pragma once
 
 #include <cstdio>
+#include <map>
+#include <string>
 
 #include "src/job.h"
 
 namespace btrdedupe {
 
 struct TextReportOptions {
-  bool human = false;   // sizes as 1.5 MiB instead of raw bytes
-  bool quiet = false;   // only errors and the summary line
+  bool human = false;     // sizes as 1.5 MiB instead of raw bytes
+  bool quiet = false;     // only errors and the summary line
   bool list_groups = false;
+  bool debug = false;     // internal counters too
+  bool dry_run = false;   // say what -d would have done
+  int signal = 0;         // the run was stopped by this signal
+  bool errors_only = false;  // only the error lines on `err` (--json prints the rest)
 };
+
+// Figures summed over a run's filesystems: the summary block and the JSON "totals".
+struct RunTotals {
+  uint64_t filesystems = 0, subvolumes = 0, files = 0, extents = 0, excluded = 0;
+  uint64_t logical_bytes = 0, already_shared_bytes = 0;
+  uint64_t extents_from_csums = 0, bytes_from_csums = 0, extents_read = 0, bytes_read = 0;
+  uint64_t whole_file_groups = 0, partial_groups = 0, planned_bytes = 0, planned_rounds = 0;
+  uint64_t readonly_ranges_left = 0;
+  uint64_t bytes_deduped = 0, calls = 0, ranges_same = 0;
+  uint64_t ranges_changed = 0;   // changed since the scan: ranges_changed + ranges_differ
+  uint64_t ranges_refused = 0;   // the kernel refused (ranges_failed)
+  std::map<int, uint64_t> refused_by_code;
+  uint64_t path_errors = 0, filesystem_errors = 0, read_errors = 0;
+  PhaseSeconds seconds;
+  double total_seconds() const;
+};
+RunTotals run_totals(const JobReport& report);
+
+// A path as one printable line: control bytes, backslash and bytes that are not UTF-8
+// escaped C-style (\n, \t, \\, \xNN), so odd names never split a line.
+std::string printable_path(const std::string& path);
+
+bool is_valid_utf8(const std::string& s);
+
+// The duperemove summary line (with its newline).
+std::string summary_line(const JobReport& report);
 
 // Writes the report to `out` and every error or skipped range to `err`.
 void print_text_report(const JobReport& report, const JobOptions& job,

@@ -242,9 +242,13 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
       if (sv.id == work.subvol) out.subvolumes.push_back(sv);
       if (!options.recursive || sv.parent_id != work.subvol || !S_ISDIR(st.st_mode)) continue;
       std::string dir;
-      if (path_below(*tree, sv.dir_id, work.top_inode, &dir))
-        queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID,
-                         join(work.prefix, join(dir, basename_of(sv.path)))});
+      if (!path_below(*tree, sv.dir_id, work.top_inode, &dir)) continue;
+      std::string rel = join(work.prefix, join(dir, basename_of(sv.path)));
+      if (options.exclude && options.exclude(root, rel)) {
+        ++out.excluded;
+        continue;
+      }
+      queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, std::move(rel)});
     }
 
     const size_t first_file = out.files.size(), first_extent = out.extents.size();
@@ -255,6 +259,11 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
       if (S_ISREG(st.st_mode)) {
         if (ino != st.st_ino) continue;
       } else if (!path_below(*tree, ino, work.top_inode, &rel)) {
+        continue;
+      }
+      if (options.exclude && !S_ISREG(st.st_mode) &&
+          options.exclude(root, join(work.prefix, rel))) {
+        ++out.excluded;
         continue;
       }
       if (entry.item.size < options.min_file_size) {
@@ -318,6 +327,7 @@ btrfs::Result<ScanResult> merge_scans(std::vector<ScanResult> scans) {
     q.readonly_aliases += p.readonly_aliases;
     out.tree_items += in.tree_items;
     out.search_calls += in.search_calls;
+    out.excluded += in.excluded;
   }
   std::sort(out.extents.begin(), out.extents.end(), [](const FileExtent& a, const FileExtent& b) {
     return std::tie(a.disk_bytenr, a.extent_offset, a.file) <

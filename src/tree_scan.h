@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct ScanOptions {
   // grows with distinct data, not with the number of snapshots. Off when read-only
   // snapshots may be dedupe destinations.
   bool fold_readonly_aliases = true;
+  // Leaves paths out: called with the root as given and a file's or nested subvolume's path
+  // relative to it; true excludes the file, or the subvolume and everything below it.
+  std::function<bool(const std::string& root, const std::string& relative)> exclude;
 };
 
 // A path the user asked to scan.
@@ -38,6 +42,7 @@ struct ScanResult {
   PassedOver passed_over;
   uint64_t tree_items = 0;          // items the kernel returned
   uint64_t search_calls = 0;        // TREE_SEARCH_V2 ioctls made
+  uint64_t excluded = 0;            // files and subvolumes left out by ScanOptions::exclude
 };
 
 // Scans the directory tree under `root` (a directory, or one regular file).

@@ -1,6 +1,11 @@
 // The btrdedupe binary as users and scripts run it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
 #include "support/btrfs_image.h"
 #include "support/shell.h"
 
@@ -11,6 +16,28 @@ class CliTest : public BtrfsTest {
  protected:
   CommandResult btrdedupe(const std::string& args) {
     return run_command(std::string(BTRDEDUPE_BINARY) + " " + args);
+  }
+  // stdout to `out`, stderr to `err` (files outside the scanned directory); returns the code.
+  int btrdedupe_split(const std::string& args, std::string* out, std::string* err,
+                      const std::string& stdin_file = "/dev/null") {
+    const auto o = path("stdout.txt"), e = path("stderr.txt");
+    const auto r = run_command(std::string(BTRDEDUPE_BINARY) + " " + args + " <" +
+                               shell_quote(stdin_file) + " >" + shell_quote(o) + " 2>" +
+                               shell_quote(e));
+    *out = read_file(o);
+    *err = read_file(e);
+    sh("rm -f " + shell_quote(o) + " " + shell_quote(e));
+    return r.exit_code;
+  }
+  bool shared(const std::string& rel) {
+    return sh("filefrag -v " + shell_quote(path(rel))).find("shared") != std::string::npos;
+  }
+  // Two unshared copies of `bytes` random bytes: d/<name> and d/<name>.copy.
+  void twins(const std::string& name, size_t bytes) {
+    sh("mkdir -p " + shell_quote(path("d")) + " && cd " + shell_quote(path("d")) +
+       " && head -c " + std::to_string(bytes) + " /dev/urandom > " + shell_quote(name) +
+       " && cp --reflink=never " + shell_quote(name) + " " + shell_quote(name + ".copy") +
+       " && sync");
   }
   std::string state(const std::string& rel) {
     return sh("cd " + shell_quote(path(rel)) +
@@ -58,7 +85,10 @@ TEST_F(CliTest, QuietPrintsOnlyTheSummaryLine) {
 
 TEST(CliUsage, BadOptionsExitTwoWithOneLine) {
   for (const char* args : {"--no-such-option /", "", "-b 3K /", "-b 0 /", "--io-threads 0 /",
-                           "--min-size lots /"}) {
+                           "--min-size lots /", "-B 0 /", "-B x /", "--cpu-threads 0 /",
+                           "--dedupe-options=fiemap /", "--dedupe-options=, /",
+                           "--progress=loud /", "--fdupes /", "--read-hashes=h /",
+                           "--write-hashes=h /", "--exclude", "--io-threads", "-L /"}) {
     const auto r = run_command(std::string(BTRDEDUPE_BINARY) + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << args << ": " << r.output;
@@ -73,6 +103,401 @@ TEST(CliUsage, PathErrorsNameThePathAndExitOne) {
   r = run_command(std::string(BTRDEDUPE_BINARY) + " -r /nonexistent/x");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.output, "btrdedupe: open /nonexistent/x: No such file or directory\n");
+}
+
+
+TEST(CliUsage, HelpAndVersion) {
+  auto r = run_command(std::string(BTRDEDUPE_BINARY) + " --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output.rfind("Usage: btrdedupe [options] PATH...\n", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find("--dedupe-options"), std::string::npos);
+  EXPECT_NE(r.output.find("Exit status"), std::string::npos);
+  r = run_command(std::string(BTRDEDUPE_BINARY) + " --version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output, "btrdedupe " BTRDEDUPE_VERSION "\n");
+}
+
+TEST_F(CliTest, VerboseListsTheGroupsWhenDeduping) {
+  twins("v", 200000);
+  const auto plain = btrdedupe("-dr " + shell_quote(path("d")));
+  EXPECT_EQ(plain.output.find("\tsource\n"), std::string::npos) << plain.output;
+  sh("cp --reflink=never " + shell_quote(path("d/v")) + " " + shell_quote(path("d/v.third")) +
+     " && sync");
+  const auto r = btrdedupe("-drv " + shell_quote(path("d")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // v and v.copy share since the first run: one is the source, v.third the destination.
+  EXPECT_NE(r.output.find("200000 whole files, 3 ranges:\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(path("d/v.third") + "\t0\t[layout "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("]\tdestination\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("]\tsource\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("]\tunchanged\n"), std::string::npos) << r.output;
+  EXPECT_TRUE(shared("d/v.third"));
+}
+
+TEST_F(CliTest, DebugPrintsTheOptionsAndCountersInEffect) {
+  twins("g", 100000);
+  const auto r = btrdedupe("-dr --debug " + shell_quote(path("d")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("debug: 1 paths, recursive on, dedupe on"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("csum tree searches"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("prefetched"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, HumanSizesButTheSummaryLineStaysRawBytes) {
+  twins("h", 3 << 20);
+  const auto r = btrdedupe("-dhr " + shell_quote(path("d")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("3.0 MiB to dedupe"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Comparison of extent info shows a net change in shared extents of: 3145728\n"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST_F(CliTest, BlockSizeSetsThePartialMatchGranularity) {
+  // b starts with a's first 64 KiB, then differs: a partial match of 64 KiB blocks only.
+  sh("mkdir " + shell_quote(path("d")) + " && cd " + shell_quote(path("d")) +
+     " && head -c 262144 /dev/urandom > a && head -c 65536 a > b"
+     " && head -c 196608 /dev/urandom >> b && sync");
+  auto r = btrdedupe("-r " + shell_quote(path("d")));
+  EXPECT_NE(r.output.find("Found 0 whole-file and 0 partial"), std::string::npos) << r.output;
+  r = btrdedupe("-r -b 64K " + shell_quote(path("d")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Found 0 whole-file and 1 partial duplicate groups: 65536 to dedupe"),
+            std::string::npos)
+      << r.output;
+  r = btrdedupe("-dr -b64K " + shell_quote(path("d")));
+  EXPECT_NE(r.output.find("shared extents of: 65536\n"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, DedupeOptionsPartialAndWholeFiles) {
+  sh("mkdir " + shell_quote(path("d")) + " && cd " + shell_quote(path("d")) +
+     " && head -c 262144 /dev/urandom > a && head -c 131072 a > b"
+     " && head -c 131072 /dev/urandom >> b && sync");
+  for (const char* opt : {"--dedupe-options=nopartial", "--dedupe-options=only_whole_files",
+                          "--dedupe-options=same,nopartial"}) {
+    const auto r = btrdedupe(std::string("-r ") + opt + " " + shell_quote(path("d")));
+    EXPECT_EQ(r.exit_code, 0) << opt << r.output;
+    EXPECT_NE(r.output.find("Found 0 whole-file and 0 partial"), std::string::npos) << opt << r.output;
+  }
+  auto r = btrdedupe("-r --dedupe-options=partial,same " + shell_quote(path("d")));
+  EXPECT_NE(r.output.find("Found 0 whole-file and 1 partial"), std::string::npos) << r.output;
+  r = btrdedupe("-r --dedupe-options=nosame " + shell_quote(path("d")));
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("btrdedupe: note: --dedupe-options=nosame: no effect here"),
+            std::string::npos)
+      << r.output;
+  r = btrdedupe("-r --dedupe-options=fiemap " + shell_quote(path("d")));
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST_F(CliTest, CompatibilityFlagsWithoutEffectAreNotedOnceAndTheRunGoesOn) {
+  twins("c", 100000);
+  const auto r = btrdedupe("-dr --batchsize=64 --cpu-threads 4 --skip-zeroes -A -x " +
+                           shell_quote(path("d")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const char* note : {"note: -B/--batchsize: no effect here", "note: --cpu-threads: no effect here",
+                           "note: --skip-zeroes: no effect here", "note: -A: no effect here",
+                           "note: -x: no effect here"}) {
+    const auto first = r.output.find(note);
+    EXPECT_NE(first, std::string::npos) << note << "\n" << r.output;
+    EXPECT_EQ(r.output.find(note, first + 1), std::string::npos) << note << "\n" << r.output;
+  }
+  EXPECT_NE(r.output.find("shared extents of: 102400\n"), std::string::npos) << r.output;
+  // -q silences the notes with everything else.
+  sh("cp --reflink=never " + shell_quote(path("d/c")) + " " + shell_quote(path("d/c3")) + " && sync");
+  const auto q = btrdedupe("-dqr -B 1024 --cpu-threads 4 --skip-zeroes " + shell_quote(path("d")));
+  EXPECT_EQ(q.output, "Comparison of extent info shows a net change in shared extents of: 102400\n");
+}
+
+TEST_F(CliTest, IoThreads) {
+  twins("t", 100000);
+  const auto r = btrdedupe("-dr --io-threads 1 " + shell_quote(path("d")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("s, 1 threads)"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, ExcludeLeavesFilesAndDirectoriesOut) {
+  build_layout("two-copies", "tc");
+  const auto r = btrdedupe("-dr --exclude 'b/media/*' --exclude '*.html' --exclude=./b/src " +
+                           shell_quote(path("tc")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(shared("tc/b/media/clip-1.bin"));
+  EXPECT_FALSE(shared("tc/b/media/raw/big-1.img"));
+  EXPECT_FALSE(shared("tc/b/docs/deep/er/est/page-01.html"));
+  EXPECT_FALSE(shared("tc/a/docs/deep/er/est/page-02.html"));
+  EXPECT_FALSE(shared("tc/b/src/lib/lib-01.o"));
+  EXPECT_TRUE(shared("tc/b/misc/dup-src.c"));
+  EXPECT_FALSE(shared("tc/a/media/clip-2.bin"));  // its only twin is in b/media
+  EXPECT_TRUE(shared("tc/a/media/raw/dup-clip.bin"));  // = a/media/clip-1.bin
+  EXPECT_NE(r.output.find("excluded by --exclude: "), std::string::npos) << r.output;
+  // An absolute pattern matches the full path.
+  const auto abs = btrdedupe("-r --exclude " + shell_quote(path("tc") + "/b") + " " +
+                             shell_quote(path("tc")));
+  EXPECT_NE(abs.output.find("excluded by --exclude: 60 files"), std::string::npos) << abs.output;
+}
+
+TEST_F(CliTest, ExcludePrunesNestedSubvolumes) {
+  build_layout("snapshots", "s");
+  const auto r = btrdedupe("-dr --exclude snap-rw " + shell_quote(path("s")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("excluded by --exclude: 1 files and subvolumes"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(shared("s/snap-rw/added-copy-of-big.bin"));
+  EXPECT_NE(r.output.find("shared extents of: 0\n"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, MinSizePassesOverSmallFiles) {
+  twins("small", 100000);
+  twins("big", 2 << 20);
+  const auto r = btrdedupe("-dr --min-size 1M " + shell_quote(path("d")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(" 2 small files"), std::string::npos) << r.output;
+  EXPECT_TRUE(shared("d/big.copy"));
+  EXPECT_FALSE(shared("d/small.copy"));
+}
+
+TEST_F(CliTest, DryRunSaysWhatWouldBeDedupedAndChangesNothing) {
+  build_layout("two-copies", "tc");
+  const auto before = state("tc");
+  const auto r = btrdedupe("-dr --dry-run " + shell_quote(path("tc")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Dry run: -d would dedupe 19476456 in "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(path("tc/b/media/raw/big-1.img") + "\t0\t[layout "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("]\tdestination\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("deduped:        nothing (--dry-run)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("Comparison of extent info"), std::string::npos) << r.output;
+  EXPECT_EQ(state("tc"), before);
+  EXPECT_FALSE(shared("tc/b/media/raw/big-1.img"));
+}
+
+TEST_F(CliTest, FdupesGroupsFromStdinAreDedupedAsWholeFiles) {
+  twins("one", 300000);
+  twins("two", 200000);
+  sh("cp --reflink=never " + shell_quote(path("d/two")) + " " + shell_quote(path("d/two.unlisted")) +
+     " && mkdir " + shell_quote(path("d/sub dir")) + " && cp --reflink=never " +
+     shell_quote(path("d/one")) + " " + shell_quote(path("d/sub dir/one again")) + " && sync");
+  const std::string list = path("fdupes.txt");
+  sh("printf '%s\\n' " + shell_quote(path("d/one")) + " " + shell_quote(path("d/one.copy")) + " " +
+     shell_quote(path("d/sub dir/one again")) + " '' " + shell_quote(path("d/two")) + " " +
+     shell_quote(path("d/two.copy")) + " > " + shell_quote(list));
+  std::string out, err;
+  const int code = btrdedupe_split("--fdupes", &out, &err, list);
+  EXPECT_EQ(code, 0) << out << err;
+  EXPECT_NE(out.find("fdupes input: 2 groups of 2 or more files, 5 files\n"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("Found 2 whole-file and 0 partial"), std::string::npos) << out;
+  EXPECT_NE(out.find("shared extents of: " + std::to_string(2 * 303104 + 200704) + "\n"),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(shared("d/one.copy"));
+  EXPECT_TRUE(shared("d/sub dir/one again"));
+  EXPECT_TRUE(shared("d/two.copy"));
+  EXPECT_FALSE(shared("d/two.unlisted"));
+  // A listed file that is gone is an error (exit 1), the rest is still deduped.
+  sh("cp --reflink=never " + shell_quote(path("d/two")) + " " + shell_quote(path("d/two.4")) +
+     " && sync && printf '%s\\n' " + shell_quote(path("d/two")) + " " + shell_quote(path("d/two.4")) +
+     " /nonexistent/y > " + shell_quote(list));
+  const int code2 = btrdedupe_split("--fdupes -q", &out, &err, list);
+  EXPECT_EQ(code2, 1) << out << err;
+  EXPECT_EQ(out, "Comparison of extent info shows a net change in shared extents of: 200704\n");
+  EXPECT_NE(err.find("btrdedupe: fdupes input: /nonexistent/y: No such file or directory"),
+            std::string::npos)
+      << err;
+}
+
+TEST_F(CliTest, JsonReportIsOneDocumentValidAgainstTheSchema) {
+  build_layout("two-copies", "tc");
+  std::string out, err;
+  const int code = btrdedupe_split("-dr --json " + shell_quote(path("tc")), &out, &err);
+  EXPECT_EQ(code, 0) << err;
+  const auto j = nlohmann::json::parse(out);  // throws (fails the test) unless one document
+  EXPECT_EQ(j["format"], "btrdedupe-report");
+  EXPECT_EQ(j["exit_code"], 0);
+  EXPECT_EQ(j["net_shared_change"], 19521536);
+  EXPECT_EQ(j["totals"]["files"], 120);
+  EXPECT_EQ(j["totals"]["bytes_deduped"], 19476456);
+  EXPECT_EQ(j["filesystems"][0]["dedupe"]["bytes_deduped"], 19476456);
+  EXPECT_EQ(j["filesystems"][0]["groups_listed"], false);
+  EXPECT_EQ(j["options"]["dedupe"], true);
+  EXPECT_EQ(err, "");
+  // Validate with python3-jsonschema against docs/json-report.schema.json.
+  const std::string schema = std::string(BTRDEDUPE_FIXTURES_DIR) + "/../docs/json-report.schema.json";
+  const std::string doc = path("report.json");
+  auto validate = [&](const std::string& json_text) {
+    {
+      std::ofstream f(doc);
+      f << json_text;
+    }
+    return run_command("python3 -c 'import json,sys,jsonschema; s=json.load(open(sys.argv[1]));"
+                       " jsonschema.Draft202012Validator.check_schema(s);"
+                       " jsonschema.Draft202012Validator(s).validate(json.load(open(sys.argv[2])));"
+                       " print(\"valid\")' " +
+                       shell_quote(schema) + " " + shell_quote(doc));
+  };
+  auto v = validate(out);
+  EXPECT_EQ(v.exit_code, 0) << v.output;
+  EXPECT_EQ(v.output, "valid\n");
+  // Without -d (groups listed, odd names), and a report the schema must reject.
+  build_layout("odd-names", "on");
+  const int code2 = btrdedupe_split("-r --json " + shell_quote(path("on")), &out, &err);
+  EXPECT_EQ(code2, 0) << err;
+  const auto j2 = nlohmann::json::parse(out);
+  EXPECT_EQ(j2["filesystems"][0]["groups"].size(), 11u);
+  EXPECT_TRUE(j2["filesystems"][0]["dedupe"].is_null());
+  EXPECT_NE(out.find("\"path_hex\""), std::string::npos);  // the invalid-UTF-8 name
+  v = validate(out);
+  EXPECT_EQ(v.output, "valid\n");
+  auto broken = j2;
+  broken["totals"].erase("files");
+  v = validate(broken.dump());
+  EXPECT_NE(v.exit_code, 0) << "the schema accepted a report without totals.files";
+}
+
+TEST_F(CliTest, ProgressJsonEventsOnStderr) {
+  twins("p", 1 << 20);
+  std::string out, err;
+  const int code = btrdedupe_split("-dqr --progress=json " + shell_quote(path("d")), &out, &err);
+  EXPECT_EQ(code, 0) << err;
+  EXPECT_EQ(out, "Comparison of extent info shows a net change in shared extents of: 1048576\n");
+  std::istringstream in(err);
+  std::vector<std::string> phases;
+  nlohmann::json last;
+  for (std::string line; std::getline(in, line);) {
+    const auto e = nlohmann::json::parse(line);  // every line is one JSON object
+    ASSERT_TRUE(e.contains("event")) << line;
+    if (e["event"] == "phase") phases.push_back(e["phase"]);
+    if (e["event"] == "end" && e["phase"] == "dedupe") {
+      EXPECT_EQ(e["done"], 1048576);
+      EXPECT_EQ(e["total"], 1048576);
+    }
+    last = e;
+  }
+  EXPECT_EQ(phases, (std::vector<std::string>{"scan", "fingerprint", "match", "dedupe", "confirm"}))
+      << err;
+  EXPECT_EQ(last["event"], "finish");
+  EXPECT_EQ(last["exit_code"], 0);
+  EXPECT_EQ(last["net_shared_change"], 1048576);
+}
+
+TEST_F(CliTest, ProgressLineOnATerminalOnly) {
+  twins("p", 4 << 20);
+  // script(1) gives the program a pseudo-terminal: progress appears by itself.
+  const auto tty = sh("script -qec " +
+                      shell_quote(std::string(BTRDEDUPE_BINARY) + " -dr " + shell_quote(path("d"))) +
+                      " /dev/null");
+  EXPECT_NE(tty.find("\r\033[Kfingerprint"), std::string::npos) << tty;
+  EXPECT_NE(tty.find("\r\033[Kdedupe       4.0 MiB / 4.0 MiB  100%"), std::string::npos) << tty;
+  EXPECT_NE(tty.find("ETA "), std::string::npos) << tty;
+  EXPECT_NE(tty.find("shared extents of: 4194304"), std::string::npos) << tty;
+  // -q silences it on a terminal, even when asked for.
+  const auto quiet = sh("script -qec " +
+                        shell_quote(std::string(BTRDEDUPE_BINARY) + " -dqr --progress=tty " +
+                                    shell_quote(path("d"))) +
+                        " /dev/null");
+  EXPECT_EQ(quiet.find("\033[K"), std::string::npos) << quiet;
+  // Not a terminal: nothing unless asked for with --progress=tty.
+  sh("cp --reflink=never " + shell_quote(path("d/p")) + " " + shell_quote(path("d/p3")) + " && sync");
+  auto r = btrdedupe("-dr " + shell_quote(path("d")));
+  EXPECT_EQ(r.output.find("\033[K"), std::string::npos) << r.output;
+  r = btrdedupe("-r --progress=tty " + shell_quote(path("d")));
+  EXPECT_NE(r.output.find("\r\033[Kscan"), std::string::npos) << r.output;
+  r = btrdedupe("-r --progress=none " + shell_quote(path("d")));
+  EXPECT_EQ(r.output.find("\033[K"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, ScriptWrittenForDuperemoveWorksUnchanged) {
+  twins("s", 1 << 20);
+  // A typical nightly script, run with a "duperemove" that is btrdedupe.
+  sh("mkdir " + shell_quote(path("bin")) + " && ln -s " + BTRDEDUPE_BINARY + " " +
+     shell_quote(path("bin/duperemove")));
+  const std::string script = path("nightly.sh");
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\nset -e\n"
+         "out=$(duperemove -dr --hashfile=\"$1\" \"$2\")\n"
+         "saved=$(printf '%s\\n' \"$out\" | awk -F': ' '/^Comparison of extent info shows a net "
+         "change in shared extents of/ {print $2}')\n"
+         "echo \"saved=$saved\"\n";
+  }
+  const auto r = run_command("PATH=" + shell_quote(path("bin")) + ":$PATH sh " + shell_quote(script) +
+                             " /var/tmp/btrdedupe-cli-test.hash " + shell_quote(path("d")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("saved=1048576\n"), std::string::npos) << r.output;
+  EXPECT_TRUE(shared("d/s.copy"));
+  const auto hashfile_notes = [&] {
+    size_t n = 0;
+    for (auto p = r.output.find("--hashfile"); p != std::string::npos; p = r.output.find("--hashfile", p + 1)) ++n;
+    return n;
+  }();
+  EXPECT_LE(hashfile_notes, 1u) << r.output;
+  run_command("rm -f /var/tmp/btrdedupe-cli-test.hash");
+}
+
+TEST_F(CliTest, RefusedRangesFinishWithExitThree) {
+  twins("i", 200000);
+  sh("chattr +i " + shell_quote(path("d/i")) + " " + shell_quote(path("d/i.copy")));
+  const auto r = btrdedupe("-dr " + shell_quote(path("d")));
+  sh("chattr -i " + shell_quote(path("d/i")) + " " + shell_quote(path("d/i.copy")));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("not permitted (immutable or append-only file?)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("1 refused by the kernel; 1 not permitted (immutable or append-only "
+                          "file?) (EPERM)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("shared extents of: 0\n"), std::string::npos) << r.output;
+  // -q: the error and the summary line only.
+  sh("chattr +i " + shell_quote(path("d/i")) + " " + shell_quote(path("d/i.copy")));
+  const auto q = btrdedupe("-dqr " + shell_quote(path("d")));
+  sh("chattr -i " + shell_quote(path("d/i")) + " " + shell_quote(path("d/i.copy")));
+  EXPECT_EQ(q.exit_code, 3);
+  EXPECT_EQ(std::count(q.output.begin(), q.output.end(), '\n'), 2) << q.output;
+  EXPECT_NE(q.output.find("btrdedupe: " + path("d/i")), std::string::npos) << q.output;
+}
+
+// Many small rounds, so a signal sent when the dedupe phase begins lands mid-way.
+class CliSignalTest : public CliTest {
+ protected:
+  void many_twins() {
+    sh("mkdir -p " + shell_quote(path("d/a")) + " && cd " + shell_quote(path("d/a")) +
+       " && head -c 24576000 /dev/urandom | split -b 8192 -a 4 - f && cd .. "
+       " && cp -r --reflink=never a b && sync");
+  }
+  // Runs -dr with JSON progress in the background; signals it when the dedupe phase starts.
+  CommandResult run_and_signal(const std::string& sig) {
+    const std::string ev = path("events"), out = path("out");
+    return run_command(
+        std::string(BTRDEDUPE_BINARY) + " -dr --io-threads 1 --progress=json " + shell_quote(path("d")) +
+        " >" + shell_quote(out) + " 2>" + shell_quote(ev) + " & pid=$!;"
+        " for i in $(seq 3000); do grep -q '\"phase\":\"dedupe\"' " + shell_quote(ev) +
+        " && break; sleep 0.01; done; kill -" + sig + " $pid; wait $pid; echo \"rc=$?\"; cat " +
+        shell_quote(out) + " " + shell_quote(ev));
+  }
+};
+
+TEST_F(CliSignalTest, SigintStopsCleanlyWith130) {
+  many_twins();
+  const auto r = run_and_signal("INT");
+  EXPECT_NE(r.output.find("rc=130\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("stopped:        on SIGINT"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(stopped early)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Comparison of extent info shows a net change in shared extents of: "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("\"event\":\"finish\",\"exit_code\":130,\"stopped\":true"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(sh("cd " + shell_quote(path("d")) + " && diff -r a b && echo same"), "same\n");
+}
+
+TEST_F(CliSignalTest, SigtermStopsCleanlyWith143) {
+  many_twins();
+  const auto r = run_and_signal("TERM");
+  EXPECT_NE(r.output.find("rc=143\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("stopped:        on SIGTERM"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Comparison of extent info shows a net change in shared extents of: "),
+            std::string::npos)
+      << r.output;
 }
 
 }  // namespace

@@ -1,0 +1,349 @@
+#include "src/catalog.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+
+#include <cstring>
+
+namespace btrdedupe {
+namespace {
+
+constexpr int32_t kApplicationId = 0x62747264;  // "btrd"
+
+int64_t as_int(uint64_t v) {
+  int64_t i;
+  std::memcpy(&i, &v, sizeof i);
+  return i;
+}
+uint64_t as_uint(int64_t v) {
+  uint64_t u;
+  std::memcpy(&u, &v, sizeof u);
+  return u;
+}
+
+// Finalizes a statement when it goes out of scope.
+class Stmt {
+ public:
+  // owned: finalize at scope exit; otherwise a cached statement that is only reset.
+  explicit Stmt(sqlite3_stmt* s, bool owned = true) : s_(s), owned_(owned) {}
+  ~Stmt() {
+    if (owned_) sqlite3_finalize(s_);
+  }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  sqlite3_stmt* get() const { return s_; }
+  explicit operator bool() const { return s_ != nullptr; }
+  void bind(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
+  void bind_text(int i, const std::string& v) {
+    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  bool row() { return sqlite3_step(s_) == SQLITE_ROW; }
+  int step() { return sqlite3_step(s_); }
+  int64_t col(int i) const { return sqlite3_column_int64(s_, i); }
+  bool null(int i) const { return sqlite3_column_type(s_, i) == SQLITE_NULL; }
+  std::string text(int i) const {
+    const auto* p = sqlite3_column_text(s_, i);
+    return p ? reinterpret_cast<const char*>(p) : "";
+  }
+
+ private:
+  sqlite3_stmt* s_;
+  bool owned_;
+};
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE subvolumes(id INTEGER PRIMARY KEY, generation INTEGER NOT NULL);
+CREATE TABLE files(
+  subvolume INTEGER NOT NULL, inode INTEGER NOT NULL,
+  size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, flags INTEGER NOT NULL,
+  whole_hash INTEGER,
+  PRIMARY KEY(subvolume, inode)) WITHOUT ROWID;
+CREATE INDEX files_by_hash ON files(whole_hash) WHERE whole_hash IS NOT NULL;
+CREATE TABLE blocks(
+  hash INTEGER NOT NULL, subvolume INTEGER NOT NULL, inode INTEGER NOT NULL,
+  block INTEGER NOT NULL,
+  PRIMARY KEY(hash, subvolume, inode, block)) WITHOUT ROWID;
+CREATE INDEX blocks_by_file ON blocks(subvolume, inode);
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY, started INTEGER NOT NULL, finished INTEGER NOT NULL,
+  roots TEXT NOT NULL, files INTEGER NOT NULL, bytes_read INTEGER NOT NULL,
+  bytes_deduped INTEGER NOT NULL, exit_code INTEGER NOT NULL);
+)sql";
+
+}  // namespace
+
+btrfs::Result<std::unique_ptr<Catalog>> Catalog::open(const std::string& path) {
+  std::unique_ptr<Catalog> c(new Catalog());  // private constructor
+  c->path_ = path;
+  auto fd = btrfs::Fd::open(path, O_RDWR | O_CREAT, 0600);  // fingerprints are private
+  if (!fd) return btrfs::Error{fd.error().code, "hashfile " + path + ": cannot open for writing"};
+  if (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK)
+      return btrfs::Error{EBUSY, "hashfile " + path + " is in use by another btrdedupe run"};
+    return btrfs::errno_error("locking hashfile " + path);
+  }
+  c->lock_ = std::move(*fd);
+  if (sqlite3_open_v2(path.c_str(), &c->db_, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK)
+    return c->error("opening hashfile");
+  sqlite3_busy_timeout(c->db_, 5000);
+
+  // Identify before writing anything: a foreign file must stay exactly as it is.
+  int64_t app = 0, version = 0, tables = 0;
+  {
+    Stmt s(c->prepare("PRAGMA application_id"));
+    if (!s || !s.row()) return c->error("reading hashfile (not an SQLite database?)");
+    app = s.col(0);
+  }
+  {
+    Stmt s(c->prepare("PRAGMA user_version"));
+    if (!s || !s.row()) return c->error("reading hashfile");
+    version = s.col(0);
+  }
+  {
+    Stmt s(c->prepare("SELECT count(*) FROM sqlite_master"));
+    if (!s || !s.row()) return c->error("reading hashfile");
+    tables = s.col(0);
+  }
+  if (app == 0 && tables == 0) {
+    if (auto ok = c->exec("PRAGMA journal_mode=WAL"); !ok) return ok.error();
+    if (auto ok = c->exec("BEGIN"); !ok) return ok.error();
+    if (auto ok = c->exec(kSchema); !ok) return ok.error();
+    const std::string ids = "PRAGMA application_id=" + std::to_string(kApplicationId) +
+                            "; PRAGMA user_version=" + std::to_string(kCatalogFormat);
+    if (auto ok = c->exec(ids.c_str()); !ok) return ok.error();
+    if (auto ok = c->exec("COMMIT"); !ok) return ok.error();
+    return c;
+  }
+  if (app != kApplicationId)
+    return btrfs::Error{EINVAL, "hashfile " + path +
+                                    " is not a btrdedupe hashfile (another program's database?): "
+                                    "left untouched"};
+  if (version > kCatalogFormat)
+    return btrfs::Error{EINVAL, "hashfile " + path + " has format " + std::to_string(version) +
+                                    ", newer than this btrdedupe understands (" +
+                                    std::to_string(kCatalogFormat) + "): left untouched"};
+  if (version < kCatalogFormat)
+    return btrfs::Error{EINVAL, "hashfile " + path + " has the older format " +
+                                    std::to_string(version) + ": remove it to rebuild it"};
+  if (auto ok = c->exec("PRAGMA journal_mode=WAL"); !ok) return ok.error();
+  return c;
+}
+
+Catalog::~Catalog() {
+  for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
+  if (db_) sqlite3_close(db_);
+}
+
+sqlite3_stmt* Catalog::cached(const char* sql) const {
+  auto& s = statements_[sql];
+  if (!s) s = prepare(sql);
+  if (s) {
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+  }
+  return s;
+}
+
+btrfs::Error Catalog::error(const std::string& what) const {
+  return btrfs::Error{0, "hashfile " + path_ + ": " + what + ": " +
+                             (db_ ? sqlite3_errmsg(db_) : "out of memory")};
+}
+
+sqlite3_stmt* Catalog::prepare(const char* sql) const {
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db_, sql, -1, &s, nullptr) != SQLITE_OK) return nullptr;
+  return s;
+}
+
+btrfs::Result<void> Catalog::exec(const char* sql) {
+  char* msg = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
+    std::string m = msg ? msg : "unknown error";
+    sqlite3_free(msg);
+    return btrfs::Error{0, "hashfile " + path_ + ": " + m};
+  }
+  return {};
+}
+
+btrfs::Result<void> Catalog::bind(const std::string& fsid) {
+  Stmt get(prepare("SELECT value FROM meta WHERE key='fsid'"));
+  if (!get) return error("reading the filesystem id");
+  if (get.row()) {
+    if (get.text(0) != fsid)
+      return btrfs::Error{EINVAL, "hashfile " + path_ + " belongs to filesystem " + get.text(0) +
+                                      ", not " + fsid + ": left untouched"};
+    return {};
+  }
+  Stmt put(prepare("INSERT INTO meta(key, value) VALUES('fsid', ?)"));
+  put.bind_text(1, fsid);
+  if (put.step() != SQLITE_DONE) return error("recording the filesystem id");
+  return {};
+}
+
+std::optional<CatalogScope> Catalog::scope() const {
+  Stmt s(prepare("SELECT key, value FROM meta WHERE key IN ('roots', 'options', 'dedupe')"));
+  CatalogScope scope;
+  bool any = false;
+  while (s && s.row()) {
+    any = true;
+    if (s.text(0) == "options") {
+      scope.options = s.text(1);
+      continue;
+    }
+    if (s.text(0) == "dedupe") {
+      scope.dedupe = s.text(1) == "1";
+      continue;
+    }
+    const std::string all = s.text(1);
+    for (size_t start = 0; start < all.size();) {
+      const size_t end = all.find('\n', start);
+      scope.roots.push_back(all.substr(start, end - start));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
+  if (!any) return std::nullopt;
+  return scope;
+}
+
+btrfs::Result<void> Catalog::set_scope(const CatalogScope& scope) {
+  const auto old = this->scope();
+  Stmt d(prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('dedupe', ?)"));
+  d.bind_text(1, scope.dedupe ? "1" : "0");
+  if (d.step() != SQLITE_DONE) return error("recording the run's mode");
+  if (old && old->roots == scope.roots && old->options == scope.options) return {};
+  std::string roots;
+  for (const auto& r : scope.roots) roots += (roots.empty() ? "" : "\n") + r;
+  if (auto ok = exec("DELETE FROM subvolumes; DELETE FROM files; DELETE FROM blocks;"); !ok) return ok;
+  Stmt put(prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('roots', ?), ('options', ?)"));
+  put.bind_text(1, roots);
+  put.bind_text(2, scope.options);
+  if (put.step() != SQLITE_DONE) return error("recording the roots");
+  return {};
+}
+
+std::unordered_map<uint64_t, uint64_t> Catalog::subvolume_generations() const {
+  std::unordered_map<uint64_t, uint64_t> out;
+  Stmt s(prepare("SELECT id, generation FROM subvolumes"));
+  while (s && s.row()) out[as_uint(s.col(0))] = as_uint(s.col(1));
+  return out;
+}
+
+std::unordered_map<FileKey, CatalogFile, FileKeyHash> Catalog::files() const {
+  std::unordered_map<FileKey, CatalogFile, FileKeyHash> out;
+  Stmt s(prepare("SELECT subvolume, inode, size, mtime_ns, flags, whole_hash FROM files"));
+  while (s && s.row()) {
+    CatalogFile f;
+    f.size = as_uint(s.col(2));
+    f.mtime_ns = s.col(3);
+    f.flags = as_uint(s.col(4));
+    if (!s.null(5)) f.whole_hash = as_uint(s.col(5));
+    out[{as_uint(s.col(0)), as_uint(s.col(1))}] = f;
+  }
+  return out;
+}
+
+std::vector<FileKey> Catalog::files_with_hash(uint64_t hash) const {
+  std::vector<FileKey> out;
+  Stmt s(cached("SELECT subvolume, inode FROM files WHERE whole_hash = ?"), false);
+  s.bind(1, as_int(hash));
+  while (s && s.row()) out.push_back({as_uint(s.col(0)), as_uint(s.col(1))});
+  return out;
+}
+
+std::vector<FileKey> Catalog::files_with_block(uint64_t hash) const {
+  std::vector<FileKey> out;
+  Stmt s(cached("SELECT DISTINCT subvolume, inode FROM blocks WHERE hash = ?"), false);
+  s.bind(1, as_int(hash));
+  while (s && s.row()) out.push_back({as_uint(s.col(0)), as_uint(s.col(1))});
+  return out;
+}
+
+btrfs::Result<void> Catalog::begin() { return exec("BEGIN IMMEDIATE"); }
+btrfs::Result<void> Catalog::commit() { return exec("COMMIT"); }
+
+btrfs::Result<void> Catalog::put_file(const FileKey& key, const CatalogFile& file,
+                                      const std::vector<uint64_t>& block_hashes) {
+  if (auto ok = remove_file(key); !ok) return ok;
+  Stmt f(cached("INSERT INTO files(subvolume, inode, size, mtime_ns, flags, whole_hash) "
+                "VALUES(?, ?, ?, ?, ?, ?)"),
+         false);
+  f.bind(1, as_int(key.subvolume));
+  f.bind(2, as_int(key.inode));
+  f.bind(3, as_int(file.size));
+  f.bind(4, file.mtime_ns);
+  f.bind(5, as_int(file.flags));
+  if (file.whole_hash) f.bind(6, as_int(*file.whole_hash));
+  if (f.step() != SQLITE_DONE) return error("writing a file row");
+  Stmt b(cached("INSERT OR IGNORE INTO blocks(hash, subvolume, inode, block) VALUES(?, ?, ?, ?)"), false);
+  for (size_t i = 0; i < block_hashes.size(); ++i) {
+    if (block_hashes[i] == 0) continue;  // 0: the block has no fingerprint
+    sqlite3_reset(b.get());
+    b.bind(1, as_int(block_hashes[i]));
+    b.bind(2, as_int(key.subvolume));
+    b.bind(3, as_int(key.inode));
+    b.bind(4, static_cast<int64_t>(i));
+    if (b.step() != SQLITE_DONE) return error("writing a block row");
+  }
+  return {};
+}
+
+btrfs::Result<void> Catalog::remove_file(const FileKey& key) {
+  static constexpr const char* kDeletes[] = {"DELETE FROM files WHERE subvolume = ? AND inode = ?",
+                                             "DELETE FROM blocks WHERE subvolume = ? AND inode = ?"};
+  for (const char* sql : kDeletes) {
+    Stmt s(cached(sql), false);
+    s.bind(1, as_int(key.subvolume));
+    s.bind(2, as_int(key.inode));
+    if (s.step() != SQLITE_DONE) return error("removing a file row");
+  }
+  return {};
+}
+
+btrfs::Result<void> Catalog::set_subvolume_generations(
+    const std::unordered_map<uint64_t, uint64_t>& gens) {
+  if (auto ok = exec("DELETE FROM subvolumes"); !ok) return ok;
+  Stmt s(prepare("INSERT INTO subvolumes(id, generation) VALUES(?, ?)"));
+  for (const auto& [id, gen] : gens) {
+    sqlite3_reset(s.get());
+    s.bind(1, as_int(id));
+    s.bind(2, as_int(gen));
+    if (s.step() != SQLITE_DONE) return error("writing subvolume generations");
+  }
+  return {};
+}
+
+btrfs::Result<void> Catalog::add_run(const RunRecord& run) {
+  Stmt s(prepare("INSERT INTO runs(started, finished, roots, files, bytes_read, bytes_deduped, "
+                 "exit_code) VALUES(?, ?, ?, ?, ?, ?, ?)"));
+  s.bind(1, run.started);
+  s.bind(2, run.finished);
+  s.bind_text(3, run.roots);
+  s.bind(4, as_int(run.files));
+  s.bind(5, as_int(run.bytes_read));
+  s.bind(6, as_int(run.bytes_deduped));
+  s.bind(7, run.exit_code);
+  if (s.step() != SQLITE_DONE) return error("recording the run");
+  return {};
+}
+
+std::vector<RunRecord> Catalog::runs() const {
+  std::vector<RunRecord> out;
+  Stmt s(prepare("SELECT started, finished, roots, files, bytes_read, bytes_deduped, exit_code "
+                 "FROM runs ORDER BY id"));
+  while (s && s.row()) {
+    RunRecord r;
+    r.started = s.col(0);
+    r.finished = s.col(1);
+    r.roots = s.text(2);
+    r.files = as_uint(s.col(3));
+    r.bytes_read = as_uint(s.col(4));
+    r.bytes_deduped = as_uint(s.col(5));
+    r.exit_code = static_cast<int>(s.col(6));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace btrdedupe

@@ -1,0 +1,121 @@
+// The catalog: btrdedupe's SQLite hashfile. It makes re-runs incremental: what was
+// fingerprinted, at which subvolume generation, and which roots and options a run used.
+// docs/hashfile.md documents the schema and why it is shaped so.
+//
+// Contract:
+// - open() refuses, and leaves untouched, anything that is not a btrdedupe catalog of the
+//   same format (another program's SQLite file, garbage, a newer format), and a catalog of
+//   another filesystem (bind()).
+// - One run at a time: open() takes an exclusive lock for the life of the object; a
+//   second run fails at once with a message naming the file.
+// - Every update of a run happens in one transaction (commit()): a crash or SIGKILL
+//   leaves the catalog as the last completed run left it.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "btrfs/fd.h"
+#include "btrfs/result.h"
+
+namespace btrdedupe {
+
+inline constexpr int kCatalogFormat = 1;
+
+// What the catalog knows of one file: keyed by (subvolume, inode), never by path.
+struct CatalogFile {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint64_t flags = 0;                 // inode flags (nodatasum matters for matching)
+  std::optional<uint64_t> whole_hash; // content hash of the whole file, when complete
+};
+
+struct FileKey {
+  uint64_t subvolume = 0, inode = 0;
+  bool operator==(const FileKey& o) const { return subvolume == o.subvolume && inode == o.inode; }
+};
+struct FileKeyHash {
+  size_t operator()(const FileKey& k) const { return k.subvolume * 0x9E3779B97F4A7C15ULL ^ k.inode; }
+};
+
+// The scope a catalog was made for: replaying it repeats these.
+struct CatalogScope {
+  std::vector<std::string> roots;
+  std::string options;  // the options that shape results, as text ("recursive=1 ...")
+  bool dedupe = false;  // whether the run deduped: replayed, but not part of the scope
+};
+
+// What the catalog did for one run (part of the run's report).
+struct CatalogStats {
+  bool used = false;
+  bool unchanged = false;        // nothing changed since the last run: no tree was read
+  uint64_t files_changed = 0;    // new or changed since the last run: fingerprinted
+  uint64_t files_known = 0;      // unchanged: not fingerprinted again
+  uint64_t candidates = 0;       // known files fingerprinted as possible twins of changed ones
+  uint64_t stale_rows = 0;       // rows of files that are gone, removed
+};
+
+struct RunRecord {
+  int64_t started = 0, finished = 0;  // unix seconds
+  std::string roots;
+  uint64_t files = 0, bytes_read = 0, bytes_deduped = 0;
+  int exit_code = 0;
+};
+
+class Catalog {
+ public:
+  // Opens or creates `path`. Errors: locked by another run, not a btrdedupe catalog, newer
+  // format, unreadable.
+  static btrfs::Result<std::unique_ptr<Catalog>> open(const std::string& path);
+  ~Catalog();
+  Catalog(const Catalog&) = delete;
+  Catalog& operator=(const Catalog&) = delete;
+
+  // Ties a new catalog to a filesystem, or checks an existing one belongs to it.
+  btrfs::Result<void> bind(const std::string& fsid);
+
+  std::optional<CatalogScope> scope() const;
+  // Changing the scope (other roots or options) forgets what was scanned: results of a
+  // different scope cannot be reused safely.
+  btrfs::Result<void> set_scope(const CatalogScope& scope);
+
+  // Subvolume id -> generation it was completely scanned at.
+  std::unordered_map<uint64_t, uint64_t> subvolume_generations() const;
+  std::unordered_map<FileKey, CatalogFile, FileKeyHash> files() const;
+  // Files whose whole content hash is `hash` / that hold a block with hash `hash`.
+  std::vector<FileKey> files_with_hash(uint64_t hash) const;
+  std::vector<FileKey> files_with_block(uint64_t hash) const;
+
+  // Updates, all inside the run's transaction (begin() ... commit()).
+  btrfs::Result<void> begin();
+  btrfs::Result<void> put_file(const FileKey& key, const CatalogFile& file,
+                               const std::vector<uint64_t>& block_hashes);
+  btrfs::Result<void> remove_file(const FileKey& key);
+  btrfs::Result<void> set_subvolume_generations(const std::unordered_map<uint64_t, uint64_t>& gens);
+  btrfs::Result<void> add_run(const RunRecord& run);
+  btrfs::Result<void> commit();
+
+  std::vector<RunRecord> runs() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  Catalog() = default;
+  btrfs::Result<void> exec(const char* sql);
+  btrfs::Error error(const std::string& what) const;
+  sqlite3_stmt* prepare(const char* sql) const;
+  // A prepared statement kept for the catalog's life (hot paths), reset and unbound.
+  sqlite3_stmt* cached(const char* sql) const;
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  btrfs::Fd lock_;
+  mutable std::unordered_map<const char*, sqlite3_stmt*> statements_;
+};
+
+}  // namespace btrdedupe

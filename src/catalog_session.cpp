@@ -1,0 +1,223 @@
+#include "src/catalog_session.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "btrfs/fd.h"
+#include "btrfs/fs_info.h"
+#include "btrfs/subvolume.h"
+#include "src/content_hash.h"
+
+namespace btrdedupe {
+namespace {
+
+std::string options_text(const JobOptions& o) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "recursive=%d min_size=%" PRIu64 " block_size=%" PRIu64
+                " partial=%d readonly=%d",
+                o.recursive ? 1 : 0, o.min_file_size, o.block_size, o.partial ? 1 : 0,
+                o.dedupe_readonly ? 1 : 0);
+  return buf;
+}
+
+void apply_options_text(const std::string& text, JobOptions& o) {
+  int recursive = 0, partial = 1, readonly = 0;
+  uint64_t min_size = 0, block = o.block_size;
+  if (std::sscanf(text.c_str(), "recursive=%d min_size=%" SCNu64 " block_size=%" SCNu64
+                  " partial=%d readonly=%d",
+                  &recursive, &min_size, &block, &partial, &readonly) == 5) {
+    o.recursive = recursive;
+    o.min_file_size = min_size;
+    o.block_size = block;
+    o.partial = partial;
+    o.dedupe_readonly = readonly;
+  }
+}
+
+int64_t mtime_ns(const ScannedFile& f) {
+  return f.mtime.sec * 1000000000LL + f.mtime.nsec;
+}
+
+bool same_state(const CatalogFile& row, const ScannedFile& f) {
+  return row.size == f.size && row.mtime_ns == mtime_ns(f) && row.flags == f.inode_flags;
+}
+
+btrfs::Result<std::unordered_map<uint64_t, uint64_t>> current_generations(const std::string& path) {
+  auto list = btrfs::list_subvolumes(path);
+  if (!list) return list.error();
+  std::unordered_map<uint64_t, uint64_t> out;
+  for (const auto& s : *list) out[s.id] = s.generation;
+  return out;
+}
+
+// Per subvolume: the (inode -> size, mtime) of its scanned files.
+std::unordered_map<uint64_t, std::set<std::tuple<uint64_t, uint64_t, int64_t>>> file_states(
+    const ScanResult& scan) {
+  std::unordered_map<uint64_t, std::set<std::tuple<uint64_t, uint64_t, int64_t>>> out;
+  for (const auto& f : scan.files) out[f.subvolume].emplace(f.inode, f.size, mtime_ns(f));
+  return out;
+}
+
+}  // namespace
+
+btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open(JobOptions& options) {
+  auto catalog = Catalog::open(options.hashfile);
+  if (!catalog) return catalog.error();
+  std::unique_ptr<CatalogSession> s(new CatalogSession(std::move(*catalog)));  // private ctor
+  if (options.paths.empty()) {
+    const auto scope = s->catalog_->scope();
+    if (!scope || scope->roots.empty())
+      return btrfs::Error{EINVAL, "hashfile " + options.hashfile +
+                                      " holds no earlier run to repeat: give the paths to scan"};
+    options.paths = scope->roots;
+    apply_options_text(scope->options, options);
+    options.dedupe = options.dedupe || scope->dedupe;
+  }
+  s->block_size_ = options.block_size;
+  return s;
+}
+
+btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& options) {
+  CatalogScope scope;
+  for (const auto& p : options.paths) {
+    char* real = ::realpath(p.c_str(), nullptr);
+    if (!real) return btrfs::errno_error(p);
+    scope.roots.emplace_back(real);
+    std::free(real);
+  }
+  scope.options = options_text(options);
+  scope.dedupe = options.dedupe;
+  first_path_ = scope.roots.front();
+  auto fd = btrfs::Fd::open(first_path_, O_RDONLY | O_NONBLOCK);
+  if (!fd) return fd.error();
+  if (auto ok = btrfs::check_is_btrfs(fd->get(), first_path_); !ok) return ok.error();
+  auto info = btrfs::read_fs_info(fd->get());
+  if (!info) return info.error();
+  if (auto ok = catalog_->bind(info->fsid_string()); !ok) return ok.error();
+  if (auto ok = catalog_->set_scope(scope); !ok) return ok.error();
+
+  auto current = current_generations(first_path_);
+  if (!current) return current.error();
+  generations_at_start_ = std::move(*current);
+  const auto stored = catalog_->subvolume_generations();
+  if (stored.empty()) return false;
+  for (const auto& [id, gen] : stored) {
+    auto it = generations_at_start_.find(id);
+    if (it == generations_at_start_.end() || it->second != gen) return false;
+  }
+  return true;
+}
+
+btrfs::Result<FingerprintResult> CatalogSession::fingerprint(const ScanResult& scan,
+                                                            CatalogStats& stats) {
+  stats.used = true;
+  known_ = catalog_->files();
+  std::unordered_map<FileKey, uint32_t, FileKeyHash> index;
+  std::vector<bool> has_extents(scan.files.size(), false);
+  for (const auto& e : scan.extents) has_extents[e.file] = true;
+  std::vector<bool> changed(scan.files.size(), false);
+  for (uint32_t i = 0; i < scan.files.size(); ++i) {
+    const auto& f = scan.files[i];
+    index[{f.subvolume, f.inode}] = i;
+    if (!has_extents[i]) continue;
+    auto row = known_.find({f.subvolume, f.inode});
+    if (row != known_.end() && same_state(row->second, f)) {
+      ++stats.files_known;
+    } else {
+      changed[i] = true;
+      ++stats.files_changed;
+    }
+  }
+  auto fp = btrdedupe::fingerprint(scan, {}, &changed);
+  if (!fp) return fp.error();
+
+  // Rows for the changed files, and the known files that may hold the same content.
+  const uint32_t ss = scan.fs.sectorsize;
+  const uint16_t cs = scan.fs.csum_size;
+  std::vector<bool> candidate(scan.files.size(), false);
+  auto consider = [&](const std::vector<FileKey>& keys) {
+    for (const auto& k : keys) {
+      auto it = index.find(k);
+      if (it != index.end() && !changed[it->second]) candidate[it->second] = true;
+    }
+  };
+  for (uint32_t i = 0; i < scan.files.size(); ++i) {
+    if (!changed[i]) continue;
+    const auto& f = scan.files[i];
+    const FileSums& sums = fp->files[i];
+    Fingerprinted entry;
+    entry.row = {f.size, mtime_ns(f), f.inode_flags,
+                 whole_file_hash(sums, f.size, cs, f.nodatasum())};
+    entry.blocks = block_hashes(sums, f.size, ss, cs, block_size_, f.nodatasum());
+    if (!known_.empty()) {
+      if (entry.row.whole_hash) consider(catalog_->files_with_hash(*entry.row.whole_hash));
+      for (uint64_t h : entry.blocks)
+        if (h) consider(catalog_->files_with_block(h));
+    }
+    fingerprinted_[{f.subvolume, f.inode}] = std::move(entry);
+  }
+  stats.candidates = static_cast<uint64_t>(std::count(candidate.begin(), candidate.end(), true));
+  if (stats.candidates == 0) return fp;
+  auto more = btrdedupe::fingerprint(scan, {}, &candidate);
+  if (!more) return more.error();
+  for (uint32_t i = 0; i < scan.files.size(); ++i)
+    if (candidate[i]) fp->files[i] = std::move(more->files[i]);
+  auto& st = fp->stats;
+  st.extents_from_csums += more->stats.extents_from_csums;
+  st.bytes_from_csums += more->stats.bytes_from_csums;
+  st.extents_read += more->stats.extents_read;
+  st.bytes_read += more->stats.bytes_read;
+  st.csum_searches += more->stats.csum_searches;
+  st.read_errors += more->stats.read_errors;
+  st.errors.insert(st.errors.end(), more->stats.errors.begin(), more->stats.errors.end());
+  return fp;
+}
+
+btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanResult* after,
+                                           const RunRecord& run) {
+  if (scan.roots.empty()) {  // nothing changed, nothing was read: only the run is new
+    if (auto ok = catalog_->begin(); !ok) return ok;
+    if (auto ok = catalog_->add_run(run); !ok) return ok;
+    return catalog_->commit();
+  }
+  std::unordered_map<uint64_t, uint64_t> gens;
+  for (const auto& sv : scan.subvolumes) gens[sv.id] = generations_at_start_[sv.id];
+  if (after) {
+    // Our own dedupe raised the generations. Take the new ones where nothing else changed
+    // during the run; elsewhere keep the old ones, so the next run looks again.
+    auto fd = btrfs::Fd::open(first_path_, O_RDONLY | O_NONBLOCK);
+    if (fd) ::syncfs(fd->get());
+    auto now = current_generations(first_path_);
+    if (now) {
+      const auto before_states = file_states(scan), after_states = file_states(*after);
+      for (auto& [id, gen] : gens) {
+        auto b = before_states.find(id);
+        auto a = after_states.find(id);
+        const bool same = (b == before_states.end()) == (a == after_states.end()) &&
+                          (b == before_states.end() || b->second == a->second);
+        if (same && now->count(id)) gen = now->at(id);
+      }
+    }
+  }
+  std::set<std::pair<uint64_t, uint64_t>> present;
+  for (const auto& f : scan.files) present.emplace(f.subvolume, f.inode);
+
+  if (auto ok = catalog_->begin(); !ok) return ok;
+  for (const auto& [key, entry] : fingerprinted_)
+    if (auto ok = catalog_->put_file(key, entry.row, entry.blocks); !ok) return ok;
+  for (const auto& [key, row] : known_)
+    if (!present.count({key.subvolume, key.inode}))
+      if (auto ok = catalog_->remove_file(key); !ok) return ok;
+  if (auto ok = catalog_->set_subvolume_generations(gens); !ok) return ok;
+  if (auto ok = catalog_->add_run(run); !ok) return ok;
+  return catalog_->commit();
+}
+
+}  // namespace btrdedupe

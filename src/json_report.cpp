@@ -1,0 +1,201 @@
+#include "src/json_report.h"
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "src/dedupe_engine.h"
+#include "src/text_report.h"
+
+namespace btrdedupe {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string hex(const std::string& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
+// {"path": "..."} plus "path_hex" when the bytes are not UTF-8 (dump() replaces them).
+void put_path(Json& j, const char* key, const std::string& path) {
+  j[key] = path;
+  if (!is_valid_utf8(path)) j[std::string(key) + "_hex"] = hex(path);
+}
+
+Json sharing(const SharingSummary& s) {
+  return Json{{"logical_bytes", s.logical_bytes},
+              {"unique_bytes", s.unique_bytes},
+              {"shared_bytes", s.shared_bytes},
+              {"physical_extents", s.physical_extents}};
+}
+
+Json seconds(const PhaseSeconds& s) {
+  return Json{{"scan", s.scan},   {"fingerprint", s.fingerprint}, {"match", s.match},
+              {"dedupe", s.dedupe}, {"confirm", s.confirm}};
+}
+
+Json strings(const std::vector<std::string>& v) {
+  Json a = Json::array();
+  for (const auto& s : v) a.push_back(s);
+  return a;
+}
+
+Json errno_table(const std::map<int, uint64_t>& by_code) {
+  Json a = Json::array();
+  for (const auto& [code, ranges] : by_code) {
+    const char* name = ::strerrorname_np(code);
+    a.push_back(Json{{"errno", code},
+                     {"name", name ? name : ""},
+                     {"reason", dedupe_error_reason(code)},
+                     {"ranges", ranges}});
+  }
+  return a;
+}
+
+Json filesystem(const FilesystemReport& r, bool groups_listed) {
+  Json j;
+  j["fsid"] = r.fsid;
+  Json roots = Json::array();
+  for (const auto& p : r.roots) {
+    Json root;
+    put_path(root, "path", p);
+    roots.push_back(root);
+  }
+  j["roots"] = roots;
+  j["error"] = r.error.empty() ? Json(nullptr) : Json(r.error);
+  const auto& p = r.passed_over;
+  j["scan"] = Json{{"subvolumes", r.subvolumes},
+                   {"files", r.files},
+                   {"extents", r.extents},
+                   {"tree_items", r.tree_items},
+                   {"tree_searches", r.tree_searches},
+                   {"excluded", r.excluded},
+                   {"passed_over", Json{{"inline_extents", p.inline_extents},
+                                        {"inline_bytes", p.inline_bytes},
+                                        {"hole_extents", p.hole_extents},
+                                        {"hole_bytes", p.hole_bytes},
+                                        {"prealloc_extents", p.prealloc_extents},
+                                        {"prealloc_bytes", p.prealloc_bytes},
+                                        {"small_files", p.excluded_files},
+                                        {"readonly_aliases", p.readonly_aliases}}}};
+  j["before"] = sharing(r.before);
+  j["after"] = sharing(r.after);
+  const auto& f = r.fingerprints;
+  j["fingerprints"] = Json{{"extents_from_csums", f.extents_from_csums},
+                           {"bytes_from_csums", f.bytes_from_csums},
+                           {"extents_read", f.extents_read},
+                           {"bytes_read", f.bytes_read},
+                           {"csum_searches", f.csum_searches},
+                           {"read_errors", f.read_errors},
+                           {"errors", strings(f.errors)}};
+  j["duplicates"] = Json{{"whole_file_groups", r.whole_file_groups},
+                         {"partial_groups", r.partial_groups},
+                         {"planned_bytes", r.planned_bytes},
+                         {"planned_rounds", r.planned_rounds},
+                         {"readonly_ranges_left", r.readonly_ranges_left}};
+  j["groups_listed"] = groups_listed;
+  Json groups = Json::array();
+  for (const auto& g : r.groups) {
+    Json members = Json::array();
+    for (const auto& m : g.members) {
+      Json mj;
+      put_path(mj, "path", m.path);
+      mj["offset"] = m.offset;
+      mj["layout"] = m.layout;
+      mj["role"] = m.source ? "source" : m.destination ? "destination" : "unchanged";
+      members.push_back(mj);
+    }
+    groups.push_back(Json{{"length", g.length}, {"whole_file", g.whole_file}, {"members", members}});
+  }
+  j["groups"] = groups;
+  if (r.deduped) {
+    const auto& d = r.dedupe;
+    j["dedupe"] = Json{{"calls", d.calls},
+                       {"bytes_deduped", d.bytes_deduped},
+                       {"ranges_same", d.ranges_same},
+                       {"ranges_differ", d.ranges_differ},
+                       {"ranges_changed", d.ranges_changed},
+                       {"ranges_failed", d.ranges_failed},
+                       {"bytes_prefetched", d.bytes_prefetched},
+                       {"errors_by_code", errno_table(d.errors_by_code)},
+                       {"messages", strings(d.messages)},
+                       {"stopped", d.stopped}};
+  } else {
+    j["dedupe"] = nullptr;
+  }
+  j["seconds"] = seconds(r.seconds);
+  return j;
+}
+
+}  // namespace
+
+std::string json_report(const JobReport& report, const JobOptions& job,
+                        const JsonReportContext& c) {
+  Json j;
+  j["format"] = "btrdedupe-report";
+  j["format_version"] = kJsonReportVersion;
+  j["program"] = Json{{"name", "btrdedupe"}, {"version", BTRDEDUPE_VERSION}};
+  Json paths = Json::array();
+  for (const auto& p : job.paths) {
+    Json pj;
+    put_path(pj, "path", p);
+    paths.push_back(pj);
+  }
+  j["options"] = Json{{"paths", paths},
+                      {"recursive", job.recursive},
+                      {"dedupe", job.dedupe},
+                      {"dry_run", c.dry_run},
+                      {"fdupes", c.fdupes},
+                      {"partial", job.partial},
+                      {"block_size", job.block_size},
+                      {"min_size", job.min_file_size},
+                      {"io_threads", job.io_threads},
+                      {"exclude", strings(c.exclude)},
+                      {"hashfile", job.hashfile.empty() ? Json(nullptr) : Json(job.hashfile)}};
+  Json filesystems = Json::array();
+  for (const auto& fs : report.filesystems) filesystems.push_back(filesystem(fs, job.list_groups));
+  j["filesystems"] = filesystems;
+  j["path_errors"] = strings(report.path_errors);
+  const RunTotals t = run_totals(report);
+  j["totals"] = Json{{"filesystems", t.filesystems},
+                     {"subvolumes", t.subvolumes},
+                     {"files", t.files},
+                     {"extents", t.extents},
+                     {"excluded", t.excluded},
+                     {"logical_bytes", t.logical_bytes},
+                     {"already_shared_bytes", t.already_shared_bytes},
+                     {"bytes_from_csums", t.bytes_from_csums},
+                     {"bytes_read", t.bytes_read},
+                     {"whole_file_groups", t.whole_file_groups},
+                     {"partial_groups", t.partial_groups},
+                     {"planned_bytes", t.planned_bytes},
+                     {"planned_rounds", t.planned_rounds},
+                     {"readonly_ranges_left", t.readonly_ranges_left},
+                     {"bytes_deduped", t.bytes_deduped},
+                     {"calls", t.calls},
+                     {"ranges_changed", t.ranges_changed},
+                     {"ranges_refused", t.ranges_refused},
+                     {"refused_by_code", errno_table(t.refused_by_code)},
+                     {"path_errors", t.path_errors},
+                     {"filesystem_errors", t.filesystem_errors},
+                     {"read_errors", t.read_errors},
+                     {"seconds", seconds(t.seconds)},
+                     {"total_seconds", t.total_seconds()}};
+  j["net_shared_change"] = report.net_shared_change();
+  j["stopped"] = report.stopped;
+  if (c.signal) {
+    const char* sig = ::sigabbrev_np(c.signal);
+    j["signal"] = std::string("SIG") + (sig ? sig : "?");
+  } else {
+    j["signal"] = nullptr;
+  }
+  j["exit_code"] = c.exit_code;
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace btrdedupe

@@ -1,0 +1,26 @@
+// The report of a run as one JSON document (--json). Field names are stable and documented
+// in docs/json-report.md; docs/json-report.schema.json is its JSON Schema.
+#pragma once
+
+#include <string>
+
+#include "src/job.h"
+
+namespace btrdedupe {
+
+inline constexpr int kJsonReportVersion = 1;
+
+struct JsonReportContext {
+  bool dry_run = false;
+  bool fdupes = false;
+  std::vector<std::string> exclude;
+  int signal = 0;       // the run was stopped by this signal (0: not stopped)
+  int exit_code = 0;    // what the program exits with
+};
+
+// The whole document, pretty-printed, ending in a newline. Strings are UTF-8: bytes of a
+// path that are not valid UTF-8 become U+FFFD, and the exact bytes are given in hex beside it.
+std::string json_report(const JobReport& report, const JobOptions& job,
+                        const JsonReportContext& context);
+
+}  // namespace btrdedupe

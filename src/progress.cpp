@@ -1,0 +1,154 @@
+#include "src/progress.h"
+
+#include <cinttypes>
+#include <cmath>
+
+#include "src/byte_size.h"
+
+namespace btrdedupe {
+namespace {
+
+double seconds_between(ProgressClock::time_point a, ProgressClock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+}  // namespace
+
+double PhaseProgress::fraction() const {
+  if (total == 0) return 0;
+  return done >= total ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
+}
+
+double PhaseProgress::rate() const {
+  return seconds > 0 ? static_cast<double>(done) / seconds : 0;
+}
+
+double PhaseProgress::eta_seconds() const {
+  if (total == 0) return -1;
+  if (done >= total) return 0;
+  const double r = rate();
+  if (r <= 0) return -1;
+  return static_cast<double>(total - done) / r;
+}
+
+std::string format_duration(double seconds) {
+  if (!(seconds >= 0) || seconds > 1e8) return "?";
+  const auto s = static_cast<uint64_t>(std::llround(seconds));
+  char buf[32];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%" PRIu64 ":%02u:%02u", s / 3600,
+                  static_cast<unsigned>(s / 60 % 60), static_cast<unsigned>(s % 60));
+  else
+    std::snprintf(buf, sizeof buf, "%u:%02u", static_cast<unsigned>(s / 60),
+                  static_cast<unsigned>(s % 60));
+  return buf;
+}
+
+std::string format_progress_line(const PhaseProgress& p) {
+  std::string line = p.phase;
+  line.resize(std::max<size_t>(line.size(), 11), ' ');
+  char buf[64];
+  if (p.total == 0) {
+    std::snprintf(buf, sizeof buf, "  %.1f s", p.seconds);
+    return line + buf;
+  }
+  line += "  " + human_bytes(std::min(p.done, p.total)) + " / " + human_bytes(p.total);
+  std::snprintf(buf, sizeof buf, "  %3.0f%%", std::floor(p.fraction() * 100));
+  line += buf;
+  if (p.rate() > 0) line += "  " + human_bytes(static_cast<uint64_t>(p.rate())) + "/s";
+  const double eta = p.eta_seconds();
+  line += eta >= 0 ? "  ETA " + format_duration(eta) : "  ETA ?";
+  return line;
+}
+
+TtyProgress::TtyProgress(std::FILE* out, std::chrono::milliseconds interval)
+    : out_(out), interval_(interval) {}
+
+void TtyProgress::progress(const char* phase, uint64_t done, uint64_t total) {
+  const auto now = ProgressClock::now();
+  if (!active_ || current_.phase != phase) {
+    if (active_) draw(true);
+    current_ = PhaseProgress{phase, done, total, 0};
+    phase_start_ = now;
+    active_ = true;
+    draw(false);
+    return;
+  }
+  current_.done = done;
+  current_.total = total;
+  if (now - last_draw_ >= interval_ || (total > 0 && done >= total)) draw(false);
+}
+
+void TtyProgress::draw(bool final_line) {
+  last_draw_ = ProgressClock::now();
+  current_.seconds = seconds_between(phase_start_, last_draw_);
+  std::fprintf(out_, "\r\033[K%s%s", format_progress_line(current_).c_str(), final_line ? "\n" : "");
+  std::fflush(out_);
+}
+
+void TtyProgress::finish() {
+  if (active_) draw(true);
+  active_ = false;
+}
+
+JsonProgress::JsonProgress(std::FILE* out, std::chrono::milliseconds interval)
+    : out_(out), interval_(interval), start_(ProgressClock::now()) {}
+
+void JsonProgress::emit(const std::string& line) {
+  std::fprintf(out_, "%s\n", line.c_str());
+  std::fflush(out_);
+}
+
+void JsonProgress::end_phase() {
+  if (!active_) return;
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "{\"event\":\"end\",\"phase\":\"%s\",\"done\":%" PRIu64 ",\"total\":%" PRIu64
+                ",\"seconds\":%.3f}",
+                current_.phase.c_str(), current_.done, current_.total,
+                seconds_between(phase_start_, ProgressClock::now()));
+  emit(buf);
+  active_ = false;
+}
+
+void JsonProgress::progress(const char* phase, uint64_t done, uint64_t total) {
+  const auto now = ProgressClock::now();
+  char buf[320];
+  if (!active_ || current_.phase != phase) {
+    end_phase();
+    current_ = PhaseProgress{phase, done, total, 0};
+    phase_start_ = now;
+    active_ = true;
+    std::snprintf(buf, sizeof buf, "{\"event\":\"phase\",\"phase\":\"%s\",\"total\":%" PRIu64
+                  ",\"elapsed\":%.3f}",
+                  phase, total, seconds_between(start_, now));
+    emit(buf);
+    last_emit_ = now;
+    return;
+  }
+  current_.done = done;
+  current_.total = total;
+  if (now - last_emit_ < interval_ && !(total > 0 && done >= total)) return;
+  last_emit_ = now;
+  current_.seconds = seconds_between(phase_start_, now);
+  const double eta = current_.eta_seconds();
+  std::snprintf(buf, sizeof buf,
+                "{\"event\":\"progress\",\"phase\":\"%s\",\"done\":%" PRIu64 ",\"total\":%" PRIu64
+                ",\"elapsed\":%.3f,\"rate\":%.0f,\"eta\":%s}",
+                phase, done, total, seconds_between(start_, now), current_.rate(),
+                eta >= 0 ? std::to_string(std::lround(eta)).c_str() : "null");
+  emit(buf);
+}
+
+void JsonProgress::finish(int exit_code, bool stopped, int64_t net_shared_change) {
+  end_phase();
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "{\"event\":\"finish\",\"exit_code\":%d,\"stopped\":%s,"
+                "\"net_shared_change\":%" PRId64 ",\"elapsed\":%.3f}",
+                exit_code, stopped ? "true" : "false", net_shared_change,
+                seconds_between(start_, ProgressClock::now()));
+  emit(buf);
+}
+
+}  // namespace btrdedupe

@@ -1,0 +1,171 @@
+// The hashfile: incremental re-runs, replay, locking, and files it must refuse.
+#include <gtest/gtest.h>
+
+#include "src/catalog.h"
+#include "src/job.h"
+#include "support/btrfs_image.h"
+#include "support/shell.h"
+
+namespace btrdedupe::test {
+namespace {
+
+class CatalogTest : public BtrfsTest {
+ protected:
+  void SetUp() override {
+    BtrfsTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    hashfile_ = fs().image_file() + ".hash";  // outside the filesystem being deduped
+    sh("cd " + shell_quote(path("")) +
+       " && mkdir tree && for i in 1 2 3 4 5 6; do head -c $((i * 70000)) /dev/urandom"
+       " > tree/f$i; done && cp --reflink=never tree/f3 tree/f3-copy && sync");
+  }
+  void TearDown() override {
+    run_command("rm -f " + shell_quote(hashfile_) + "*");
+    BtrfsTest::TearDown();
+  }
+
+  JobReport run(bool dedupe = true, std::vector<std::string> paths = {"tree"}) {
+    JobOptions o;
+    for (const auto& p : paths) o.paths.push_back(path(p));
+    o.recursive = true;
+    o.dedupe = dedupe;
+    o.hashfile = hashfile_;
+    auto r = run_job(o);
+    EXPECT_TRUE(r.path_errors.empty()) << (r.path_errors.empty() ? "" : r.path_errors[0]);
+    return r;
+  }
+  const FilesystemReport& fs0(const JobReport& r) {
+    static const FilesystemReport none;
+    EXPECT_EQ(r.filesystems.size(), 1u);
+    return r.filesystems.empty() ? none : r.filesystems[0];
+  }
+
+  std::string hashfile_;
+};
+
+TEST_F(CatalogTest, UnchangedTreeIsNotReadAgain) {
+  auto first = run();
+  EXPECT_EQ(fs0(first).dedupe.bytes_deduped, 210000u);
+  EXPECT_EQ(fs0(first).catalog.files_changed, 7u);
+  auto second = run();
+  EXPECT_TRUE(fs0(second).catalog.unchanged);
+  EXPECT_EQ(fs0(second).tree_items, 0u);
+  EXPECT_EQ(fs0(second).dedupe.calls, 0u);
+  EXPECT_EQ(second.exit_code(), 0);
+}
+
+TEST_F(CatalogTest, NewCopyIsMatchedAgainstCataloguedFilesOnly) {
+  run();
+  sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/f5 tree/f5-late && sync");
+  auto r = run();
+  const auto& f = fs0(r);
+  EXPECT_FALSE(f.catalog.unchanged);
+  EXPECT_EQ(f.catalog.files_changed, 1u);  // only the new file was fingerprinted ...
+  EXPECT_EQ(f.catalog.candidates, 1u);     // ... and f5, its twin found through the catalog
+  EXPECT_EQ(f.catalog.files_known, 7u);
+  EXPECT_EQ(f.dedupe.bytes_deduped, 350000u);
+  EXPECT_TRUE(fs0(run()).catalog.unchanged);
+}
+
+TEST_F(CatalogTest, ModifiedDeletedAndRenamedFiles) {
+  run();
+  sh("cd " + shell_quote(path("")) +
+     " && printf 'x' >> tree/f1 && rm tree/f2 && mv tree/f4 tree/f4-renamed && sync");
+  auto r = run();
+  const auto& f = fs0(r);
+  EXPECT_EQ(f.catalog.files_changed, 1u);  // f1 grew; a rename changes no content
+  EXPECT_EQ(f.dedupe.calls, 0u);
+  EXPECT_EQ(r.exit_code(), 0);
+  auto c = Catalog::open(hashfile_);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ((*c)->files().size(), 6u);  // f2's row is gone
+}
+
+TEST_F(CatalogTest, NewAndDeletedSnapshots) {
+  sh("cd " + shell_quote(path("")) + " && btrfs -q subvolume create tree/vol"
+     " && head -c 100000 /dev/urandom > tree/vol/g && sync");
+  run();
+  sh("cd " + shell_quote(path("")) + " && btrfs -q subvolume snapshot -r tree/vol tree/snap && sync");
+  auto r = run();
+  EXPECT_FALSE(fs0(r).catalog.unchanged);
+  EXPECT_EQ(fs0(r).catalog.files_changed, 0u);  // the snapshot's file folds into vol/g
+  EXPECT_EQ(fs0(r).subvolumes, 3u);
+  sh("btrfs -q subvolume delete " + shell_quote(path("tree/snap")) + " && sync");
+  r = run();
+  EXPECT_FALSE(fs0(r).catalog.unchanged);
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_TRUE(fs0(run()).catalog.unchanged);
+}
+
+TEST_F(CatalogTest, ReplayRepeatsTheStoredRootsAndMode) {
+  run(true);
+  sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/f6 tree/f6-late && sync");
+  JobOptions o;
+  o.hashfile = hashfile_;  // no paths: a replay
+  auto r = run_job(o);
+  ASSERT_TRUE(r.path_errors.empty()) << r.path_errors[0];
+  EXPECT_EQ(r.options.paths, std::vector<std::string>{path("tree")});
+  EXPECT_TRUE(r.options.recursive);
+  EXPECT_TRUE(r.options.dedupe);
+  EXPECT_EQ(fs0(r).dedupe.bytes_deduped, 420000u);
+}
+
+TEST_F(CatalogTest, SecondRunOnTheSameHashfileFailsAtOnce) {
+  auto held = Catalog::open(hashfile_);
+  ASSERT_TRUE(held.ok());
+  JobOptions o;
+  o.paths = {path("tree")};
+  o.hashfile = hashfile_;
+  auto r = run_job(o);
+  ASSERT_EQ(r.path_errors.size(), 1u);
+  EXPECT_EQ(r.path_errors[0], "hashfile " + hashfile_ + " is in use by another btrdedupe run: "
+                                                        "Device or resource busy");
+  EXPECT_EQ(r.exit_code(), 1);
+}
+
+TEST_F(CatalogTest, RefusesAndKeepsForeignFiles) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"garbage", "head -c 10000 /dev/urandom > F"},
+      {"another program's database", "sqlite3 F 'CREATE TABLE notes(x); INSERT INTO notes VALUES(1);'"},
+      {"truncated hashfile", ""},
+  };
+  run();  // a real catalog, truncated below
+  for (const auto& [what, make] : cases) {
+    const std::string f = hashfile_ + ".case";
+    if (make.empty())
+      sh("head -c 3000 " + shell_quote(hashfile_) + " > " + shell_quote(f));
+    else
+      sh("rm -f " + shell_quote(f) + " && " +
+         std::string(make).replace(make.find('F'), 1, shell_quote(f)));
+    const auto before = sh("sha256sum < " + shell_quote(f));
+    JobOptions o;
+    o.paths = {path("tree")};
+    o.hashfile = f;
+    auto r = run_job(o);
+    ASSERT_EQ(r.path_errors.size(), 1u) << what;
+    EXPECT_NE(r.path_errors[0].find(f), std::string::npos) << what << ": " << r.path_errors[0];
+    EXPECT_EQ(sh("sha256sum < " + shell_quote(f)), before) << what;
+    run_command("rm -f " + shell_quote(f) + "*");
+  }
+}
+
+class CatalogOtherFs : public CatalogTest {};
+
+TEST_F(CatalogOtherFs, HashfileOfAnotherFilesystemIsRefused) {
+  run();
+  std::string why;
+  auto other = BtrfsImage::create({}, &why);
+  ASSERT_TRUE(other) << why;
+  sh("head -c 100000 /dev/urandom > " + shell_quote(other->path("x")));
+  const auto before = sh("sha256sum < " + shell_quote(hashfile_));
+  JobOptions o;
+  o.paths = {other->path("")};
+  o.hashfile = hashfile_;
+  auto r = run_job(o);
+  ASSERT_EQ(r.path_errors.size(), 1u);
+  EXPECT_NE(r.path_errors[0].find("belongs to filesystem"), std::string::npos) << r.path_errors[0];
+  EXPECT_EQ(sh("sha256sum < " + shell_quote(hashfile_)), before);
+}
+
+}  // namespace
+}  // namespace btrdedupe::test

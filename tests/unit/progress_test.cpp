@@ -1,0 +1,189 @@
+// Progress lines and events, the text report's helpers and the JSON report's shape.
+#include "src/progress.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "src/json_report.h"
+#include "src/text_report.h"
+
+namespace btrdedupe {
+namespace {
+
+std::string capture(const std::function<void(std::FILE*)>& write) {
+  char* buf = nullptr;
+  size_t size = 0;
+  std::FILE* f = ::open_memstream(&buf, &size);
+  write(f);
+  std::fclose(f);
+  std::string out(buf, size);
+  std::free(buf);
+  return out;
+}
+
+TEST(Progress, RateAndEtaAreWeightedByBytes) {
+  PhaseProgress p{"dedupe", 25 << 20, 100 << 20, 5.0};
+  EXPECT_DOUBLE_EQ(p.fraction(), 0.25);
+  EXPECT_DOUBLE_EQ(p.rate(), 5.0 * (1 << 20));
+  EXPECT_DOUBLE_EQ(p.eta_seconds(), 15.0);
+  EXPECT_EQ(format_progress_line(p), "dedupe       25.0 MiB / 100.0 MiB   25%  5.0 MiB/s  ETA 0:15");
+  PhaseProgress unknown{"scan", 0, 0, 1.25};
+  EXPECT_EQ(unknown.eta_seconds(), -1);
+  EXPECT_EQ(format_progress_line(unknown), "scan         1.2 s");
+  PhaseProgress over{"fingerprint", 120, 100, 1.0};
+  EXPECT_DOUBLE_EQ(over.fraction(), 1.0);
+  EXPECT_EQ(over.eta_seconds(), 0);
+}
+
+TEST(Progress, Durations) {
+  EXPECT_EQ(format_duration(0), "0:00");
+  EXPECT_EQ(format_duration(62), "1:02");
+  EXPECT_EQ(format_duration(3723), "1:02:03");
+  EXPECT_EQ(format_duration(-1), "?");
+}
+
+TEST(Progress, TtyLineIsRedrawnInPlaceAndFinishedPerPhase) {
+  const auto out = capture([](std::FILE* f) {
+    TtyProgress p(f, std::chrono::milliseconds(0));
+    p.progress("scan", 0, 0);
+    p.progress("fingerprint", 0, 1000);
+    p.progress("fingerprint", 1000, 1000);
+    p.progress("dedupe", 0, 500);
+    p.finish();
+  });
+  EXPECT_NE(out.find("\r\033[Kscan"), std::string::npos);
+  EXPECT_NE(out.find("\r\033[Kfingerprint  1000 B / 1000 B  100%"), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 3);  // one finished line per phase
+  EXPECT_EQ(out.back(), '\n');
+}
+
+TEST(Progress, JsonEventsAreOneObjectPerLine) {
+  const auto out = capture([](std::FILE* f) {
+    JsonProgress p(f, std::chrono::milliseconds(0));
+    p.progress("scan", 0, 0);
+    p.progress("fingerprint", 0, 1000);
+    p.progress("fingerprint", 500, 1000);
+    p.progress("fingerprint", 1000, 1000);
+    p.finish(0, false, 4096);
+  });
+  std::istringstream in(out);
+  std::vector<nlohmann::json> events;
+  for (std::string line; std::getline(in, line);) events.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(events.size(), 7u) << out;
+  EXPECT_EQ(events[0]["event"], "phase");
+  EXPECT_EQ(events[0]["phase"], "scan");
+  EXPECT_EQ(events[1]["event"], "end");
+  EXPECT_EQ(events[2]["event"], "phase");
+  EXPECT_EQ(events[2]["total"], 1000);
+  EXPECT_EQ(events[3]["event"], "progress");
+  EXPECT_EQ(events[3]["done"], 500);
+  EXPECT_EQ(events[4]["done"], 1000);
+  EXPECT_EQ(events[4]["eta"], 0);
+  EXPECT_EQ(events[5]["event"], "end");
+  EXPECT_EQ(events[6]["event"], "finish");
+  EXPECT_EQ(events[6]["net_shared_change"], 4096);
+  EXPECT_EQ(events[6]["exit_code"], 0);
+}
+
+TEST(Progress, JsonProgressIsThrottledButEndsAreNot) {
+  const auto out = capture([](std::FILE* f) {
+    JsonProgress p(f, std::chrono::hours(1));
+    p.progress("dedupe", 0, 100);
+    for (int i = 1; i < 100; ++i) p.progress("dedupe", static_cast<uint64_t>(i), 100);
+    p.progress("dedupe", 100, 100);
+    p.finish(0, false, 0);
+  });
+  // phase, the final progress (done == total), end, finish.
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 4) << out;
+}
+
+TEST(TextReport, PrintablePaths) {
+  EXPECT_EQ(printable_path("/plain/ünïcødé-名前"), "/plain/ünïcødé-名前");
+  EXPECT_EQ(printable_path("new\nline\ttab\\"), "new\\nline\\ttab\\\\");
+  EXPECT_EQ(printable_path("bad-\xff\xfe"), "bad-\\xFF\\xFE");
+  EXPECT_EQ(printable_path("\x01"), "\\x01");
+  EXPECT_TRUE(is_valid_utf8("ünï"));
+  EXPECT_FALSE(is_valid_utf8("\xc0\x80"));  // overlong
+  EXPECT_FALSE(is_valid_utf8("\xed\xa0\x80"));  // surrogate
+}
+
+TEST(TextReport, QuietPrintsTheSummaryLineOnly) {
+  JobReport r;
+  FilesystemReport fs;
+  fs.fsid = "x";
+  fs.before.shared_bytes = 100;
+  fs.after.shared_bytes = 4196;
+  fs.deduped = true;
+  r.filesystems.push_back(fs);
+  JobOptions job;
+  job.dedupe = true;
+  TextReportOptions o;
+  o.quiet = true;
+  std::string err;
+  const auto out = capture([&](std::FILE* f) {
+    err = capture([&](std::FILE* e) { print_text_report(r, job, o, f, e); });
+  });
+  EXPECT_EQ(out, "Comparison of extent info shows a net change in shared extents of: 4096\n");
+  EXPECT_EQ(err, "");
+}
+
+TEST(JsonReport, CarriesEveryFigureAndNonUtf8Paths) {
+  JobReport r;
+  FilesystemReport fs;
+  fs.fsid = "f";
+  fs.roots = {"/m"};
+  fs.files = 3;
+  fs.deduped = true;
+  fs.dedupe.errors_by_code[EPERM] = 2;
+  fs.dedupe.ranges_failed = 2;
+  GroupListing g;
+  g.length = 4096;
+  g.members.push_back({"odd-\xff", 0, 0, true, false});
+  g.members.push_back({"copy", 0, 1, false, true});
+  fs.groups.push_back(g);
+  r.filesystems.push_back(fs);
+  JobOptions job;
+  job.paths = {"/m"};
+  job.list_groups = true;
+  JsonReportContext c;
+  c.exit_code = r.exit_code();
+  const auto j = nlohmann::json::parse(json_report(r, job, c));
+  EXPECT_EQ(j["format"], "btrdedupe-report");
+  EXPECT_EQ(j["format_version"], kJsonReportVersion);
+  EXPECT_EQ(j["exit_code"], 3);  // EPERM: refused for what the file is
+  EXPECT_EQ(j["totals"]["files"], 3);
+  EXPECT_EQ(j["totals"]["refused_by_code"][0]["name"], "EPERM");
+  const auto& m = j["filesystems"][0]["groups"][0]["members"];
+  EXPECT_EQ(m[0]["path"], "odd-\xef\xbf\xbd");  // U+FFFD
+  EXPECT_EQ(m[0]["path_hex"], "6f64642dff");
+  EXPECT_EQ(m[0]["role"], "source");
+  EXPECT_EQ(m[1]["role"], "destination");
+  EXPECT_FALSE(m[1].contains("path_hex"));
+  EXPECT_TRUE(j["signal"].is_null());
+}
+
+TEST(ExitCodes, ErrorsOutrankSkippedRanges) {
+  JobReport r;
+  EXPECT_EQ(r.exit_code(), 0);
+  r.filesystems.emplace_back();
+  r.filesystems[0].dedupe.ranges_changed = 1;
+  EXPECT_EQ(r.exit_code(), 3);
+  r.filesystems[0].dedupe.errors_by_code[EINVAL] = 1;
+  r.filesystems[0].dedupe.ranges_failed = 1;
+  EXPECT_EQ(r.exit_code(), 3);
+  r.filesystems[0].dedupe.errors_by_code[ENOSPC] = 1;
+  EXPECT_EQ(r.exit_code(), 1);
+  r.filesystems[0].dedupe.errors_by_code.erase(ENOSPC);
+  r.filesystems[0].fingerprints.read_errors = 1;
+  EXPECT_EQ(r.exit_code(), 1);
+  r.filesystems[0].fingerprints.read_errors = 0;
+  r.path_errors.push_back("x");
+  EXPECT_EQ(r.exit_code(), 1);
+}
+
+}  // namespace
+}  // namespace btrdedupe
