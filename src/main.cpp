@@ -86,13 +86,8 @@ int main(int argc, char** argv) {
     std::puts("btrdedupe " BTRDEDUPE_VERSION);
     return kExitOk;
   }
-  if (!o.quiet) {
+  if (!o.quiet)
     for (const auto& note : o.no_effect) std::fprintf(stderr, "btrdedupe: note: %s\n", note.c_str());
-    // TODO(catalog): remove once run_job reads and writes JobOptions::hashfile.
-    if (!o.hashfile.empty())
-      std::fprintf(stderr, "btrdedupe: note: --hashfile: the catalog is not implemented yet; "
-                   "%s is neither read nor written\n", o.hashfile.c_str());
-  }
 
   JobOptions job;
   job.paths = o.paths;
@@ -138,7 +133,11 @@ int main(int argc, char** argv) {
   install_stop_handlers();
   job.stop = &g_stop;
   Progress progress(o.progress, o.quiet);
-  const JobReport report = job.paths.empty() ? JobReport{} : run_job(job, progress.sink());
+  // No paths with --hashfile: run_job replays the hashfile's stored roots and options.
+  const JobReport report =
+      job.paths.empty() && job.hashfile.empty() ? JobReport{} : run_job(job, progress.sink());
+  // As run: a replay took its paths and mode from the hashfile.
+  const JobOptions& effective = report.options.paths.empty() ? job : report.options;
   const int signal = report.stopped ? static_cast<int>(g_signal) : 0;
   int exit_code = signal ? 128 + signal : report.exit_code();
   if (o.fdupes && !fdupes.errors.empty() && exit_code == kExitOk) exit_code = kExitError;
@@ -153,8 +152,8 @@ int main(int argc, char** argv) {
     c.exit_code = exit_code;
     TextReportOptions errors;
     errors.errors_only = true;
-    print_text_report(report, job, errors, stdout, stderr);
-    std::fputs(json_report(report, job, c).c_str(), stdout);
+    print_text_report(report, effective, errors, stdout, stderr);
+    std::fputs(json_report(report, effective, c).c_str(), stdout);
   } else {
     TextReportOptions text;
     text.human = o.human;
@@ -169,7 +168,7 @@ int main(int argc, char** argv) {
                    job.paths.size(), job.recursive ? "on" : "off", job.dedupe ? "on" : "off",
                    static_cast<unsigned long long>(job.min_file_size), o.exclude.size(),
                    progress.sink() ? "on" : "off");
-    print_text_report(report, job, text, stdout, stderr);
+    print_text_report(report, effective, text, stdout, stderr);
   }
   std::fflush(stdout);
   return exit_code;

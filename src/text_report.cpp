@@ -43,6 +43,12 @@ class Printer {
   }
 
   void filesystem(const FilesystemReport& r, const JobOptions& job) const {
+    if (r.catalog.unchanged) {
+      if (!o_.quiet)
+        std::fprintf(out_, "Nothing changed since the last run recorded in %s: no tree read, "
+                     "nothing to do\n", printable_path(job.hashfile).c_str());
+      return;
+    }
     if (!o_.quiet) {
       std::string roots;
       for (const auto& p : r.roots) roots += (roots.empty() ? "" : ", ") + printable_path(p);
@@ -75,6 +81,11 @@ class Printer {
                    "%llu by reading them (%s read) in %.2f s\n",
                    ull(f.extents_from_csums), size(f.bytes_from_csums).c_str(),
                    ull(f.extents_read), size(f.bytes_read).c_str(), r.seconds.fingerprint);
+    if (!o_.quiet && r.catalog.used)
+      std::fprintf(out_, "Hashfile: %llu files new or changed since the last run, %llu unchanged "
+                   "(not fingerprinted again), %llu unchanged ones checked as possible twins\n",
+                   ull(r.catalog.files_changed), ull(r.catalog.files_known),
+                   ull(r.catalog.candidates));
     for (const auto& e : f.errors) std::fprintf(err_, "btrdedupe: %s\n", e.c_str());
     if (!r.error.empty()) {
       std::fprintf(err_, "btrdedupe: %s\n", r.error.c_str());

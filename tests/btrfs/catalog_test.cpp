@@ -149,6 +149,29 @@ TEST_F(CatalogTest, RefusesAndKeepsForeignFiles) {
   }
 }
 
+TEST_F(CatalogTest, DuperemoveCronLineWorksUnchanged) {
+  // What a cron job written for duperemove runs, with btrdedupe in its place.
+  const std::string cmd = std::string(BTRDEDUPE_BINARY) + " -dr --hashfile=" +
+                          shell_quote(hashfile_) + " " + shell_quote(path("tree"));
+  auto first = run_command(cmd);
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("Comparison of extent info shows a net change in shared extents of: "
+                              "212992\n"),  // f3-copy, block-rounded
+            std::string::npos)
+      << first.output;
+  auto second = run_command(cmd);
+  EXPECT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("Nothing changed since the last run recorded in"), std::string::npos)
+      << second.output;
+  EXPECT_NE(second.output.find("net change in shared extents of: 0\n"), std::string::npos);
+  // Replay: the hashfile alone repeats the roots and -dr.
+  sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/f1 tree/f1-late && sync");
+  auto replay = run_command(std::string(BTRDEDUPE_BINARY) + " --hashfile=" + shell_quote(hashfile_));
+  EXPECT_EQ(replay.exit_code, 0) << replay.output;
+  EXPECT_NE(replay.output.find("net change in shared extents of: 73728\n"), std::string::npos)
+      << replay.output;
+}
+
 class CatalogOtherFs : public CatalogTest {};
 
 TEST_F(CatalogOtherFs, HashfileOfAnotherFilesystemIsRefused) {
