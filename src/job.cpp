@@ -10,6 +10,7 @@
 #include "src/catalog_session.h"
 #include "src/dedupe_plan.h"
 #include "src/duplicate_match.h"
+#include "src/io_threads.h"
 #include "src/scanned_file.h"
 
 namespace btrdedupe {
@@ -130,7 +131,8 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
 
   t = Clock::now();
   DedupeOptions dopt;
-  dopt.io_threads = o.io_threads;
+  dopt.io_threads = o.io_threads ? o.io_threads : default_io_threads(r.roots.front());
+  r.io_threads = dopt.io_threads;
   dopt.prefetch = o.prefetch;
   dopt.stop = o.stop;
   report_progress(progress, "dedupe", 0, plan.planned_bytes);

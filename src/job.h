@@ -24,7 +24,7 @@ struct JobOptions {
   uint64_t block_size = 128 * 1024;
   bool partial = true;             // range matches inside non-identical files
   bool dedupe_readonly = false;    // allow destinations in read-only snapshots
-  unsigned io_threads = 2;
+  unsigned io_threads = 0;         // dedupe workers; 0: by the storage (src/io_threads.h)
   bool prefetch = true;
   bool list_groups = false;        // keep every group's member paths in the report
   std::string hashfile;            // SQLite catalog; "" = in memory (see src/catalog.h)
@@ -77,6 +77,7 @@ struct FilesystemReport {
   uint64_t planned_bytes = 0, planned_rounds = 0, readonly_ranges_left = 0;
   std::vector<GroupListing> groups;   // only with JobOptions::list_groups
   bool deduped = false;
+  unsigned io_threads = 0;            // dedupe workers used
   DedupeStats dedupe;
   PhaseSeconds seconds;
 };

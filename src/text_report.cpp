@@ -113,7 +113,7 @@ class Printer {
     if (!o_.quiet) {
       std::fprintf(out_, "Deduped %s in %llu calls (%.2f s, %u threads): %llu ranges shared, "
                    "%llu differed, %llu changed since the scan, %llu refused%s\n",
-                   size(d.bytes_deduped).c_str(), ull(d.calls), r.seconds.dedupe, job.io_threads,
+                   size(d.bytes_deduped).c_str(), ull(d.calls), r.seconds.dedupe, r.io_threads,
                    ull(d.ranges_same), ull(d.ranges_differ), ull(d.ranges_changed),
                    ull(d.ranges_failed), d.stopped ? " (stopped early)" : "");
       std::fprintf(out_, "Data on disk for these files: %s before, %s after (confirmed from the "
