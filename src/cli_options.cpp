@@ -55,6 +55,9 @@ po::options_description visible_options() {
       ("progress", po::value<std::string>()->value_name("MODE"),
        "auto (a live line when stderr is a terminal), tty (always), json (line-delimited "
        "JSON events on stderr), none")
+      ("prefetch", po::value<std::string>()->value_name("HOW"),
+       "how each dedupe round warms the page cache before the kernel compares: read "
+       "(default), readahead, fadvise, none")
       ("help", "show this help and exit")
       ("version", "show the version and exit");
   po::options_description compat("Accepted for duperemove scripts, without effect here");
@@ -277,6 +280,21 @@ ParsedCli parse_cli(int argc, const char* const* argv) {
       o.progress = ProgressMode::None;
     } else {
       error = "--progress: '" + mode + "' is not one of auto, tty, json, none";
+      return parsed;
+    }
+  }
+  if (vm.count("prefetch")) {
+    const auto how = vm["prefetch"].as<std::string>();
+    if (how == "read") {
+      o.prefetch = Prefetch::Read;
+    } else if (how == "readahead") {
+      o.prefetch = Prefetch::Readahead;
+    } else if (how == "fadvise") {
+      o.prefetch = Prefetch::Fadvise;
+    } else if (how == "none") {
+      o.prefetch = Prefetch::None;
+    } else {
+      error = "--prefetch: '" + how + "' is not one of read, readahead, fadvise, none";
       return parsed;
     }
   }

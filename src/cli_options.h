@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "src/dedupe_engine.h"
+
 namespace btrdedupe {
 
 // Exit codes (docs/btrdedupe.8, EXIT STATUS).
@@ -34,6 +36,7 @@ struct CliOptions {
   bool fdupes = false;         // --fdupes: file groups from stdin
   bool json = false;           // --json: the report as one JSON document on stdout
   ProgressMode progress = ProgressMode::Auto;
+  Prefetch prefetch = Prefetch::Read;
   std::string hashfile;        // --hashfile=F (the catalog; see JobOptions::hashfile)
   // Accepted for duperemove compatibility, without effect here; each is noted once.
   std::vector<std::string> no_effect;

@@ -1,5 +1,6 @@
 #include "src/dedupe_engine.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -81,7 +82,7 @@ class DedupeRun {
       which.push_back(d);
     }
     if (fds.empty()) return;
-    if (options_.prefetch) {
+    if (options_.prefetch != Prefetch::None) {
       uint64_t warmed = prefetch(src->get(), round.source.offset, round.length, buf);
       for (size_t i = 0; i < fds.size(); ++i)
         warmed += prefetch(fds[i].get(), round.destinations[which[i]].offset, round.length, buf);
@@ -157,7 +158,20 @@ class DedupeRun {
   }
 
   // Sequential reads put the range in the page cache just before the kernel compares it.
-  static uint64_t prefetch(int fd, uint64_t offset, uint64_t length, std::vector<uint8_t>& buf) {
+  uint64_t prefetch(int fd, uint64_t offset, uint64_t length, std::vector<uint8_t>& buf) const {
+    switch (options_.prefetch) {
+      case Prefetch::None:
+        return 0;
+      case Prefetch::Readahead:
+        return ::readahead(fd, static_cast<off64_t>(offset), length) == 0 ? length : 0;
+      case Prefetch::Fadvise:
+        return ::posix_fadvise(fd, static_cast<off_t>(offset), static_cast<off_t>(length),
+                               POSIX_FADV_WILLNEED) == 0
+                   ? length
+                   : 0;
+      case Prefetch::Read:
+        break;
+    }
     uint64_t got = 0;
     while (got < length) {
       const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), length - got));
@@ -168,6 +182,7 @@ class DedupeRun {
     }
     return got;
   }
+
 
   void retry_eagain() {
     std::vector<uint8_t> buf(kPrefetchChunk);

@@ -16,9 +16,18 @@
 
 namespace btrdedupe {
 
+// How a round's ranges are brought into the page cache before its call (docs/benchmarks.md
+// compares them).
+enum class Prefetch {
+  None,       // the kernel's compare reads cold pages one folio at a time
+  Read,       // pread the ranges sequentially (default)
+  Readahead,  // readahead(2): asynchronous, may return before the pages are in
+  Fadvise,    // posix_fadvise(POSIX_FADV_WILLNEED)
+};
+
 struct DedupeOptions {
   unsigned io_threads = 2;
-  bool prefetch = true;
+  Prefetch prefetch = Prefetch::Read;
   unsigned eagain_retries = 3;     // a send on the destination's subvolume: wait and retry
   unsigned eagain_wait_ms = 1000;
   // Called after each round with the bytes deduped so far (from worker threads, serialised).

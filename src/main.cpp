@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
   job.block_size = o.block_size;
   job.partial = o.partial;
   job.hashfile = o.hashfile;
+  job.prefetch = o.prefetch;
   if (o.io_threads) job.io_threads = o.io_threads;
   job.list_groups = !job.dedupe || o.verbose > 0;
 

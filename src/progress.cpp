@@ -124,12 +124,15 @@ void JsonProgress::progress(const char* phase, uint64_t done, uint64_t total) {
                   phase, total, seconds_between(start_, now));
     emit(buf);
     last_emit_ = now;
+    emitted_done_ = done;
     return;
   }
   current_.done = done;
   current_.total = total;
-  if (now - last_emit_ < interval_ && !(total > 0 && done >= total)) return;
+  const bool reached_total = total > 0 && done >= total && done != emitted_done_;
+  if (now - last_emit_ < interval_ && !reached_total) return;
   last_emit_ = now;
+  emitted_done_ = done;
   current_.seconds = seconds_between(phase_start_, now);
   const double eta = current_.eta_seconds();
   std::snprintf(buf, sizeof buf,

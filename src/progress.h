@@ -68,6 +68,7 @@ class JsonProgress : public ProgressSink {
   std::chrono::milliseconds interval_;
   PhaseProgress current_;
   ProgressClock::time_point start_, phase_start_, last_emit_;
+  uint64_t emitted_done_ = 0;
   bool active_ = false;
 };
 

@@ -421,7 +421,7 @@ TEST_F(CliTest, ScriptWrittenForDuperemoveWorksUnchanged) {
          "echo \"saved=$saved\"\n";
   }
   const auto r = run_command("PATH=" + shell_quote(path("bin")) + ":$PATH sh " + shell_quote(script) +
-                             " /var/tmp/btrdedupe-cli-test.hash " + shell_quote(path("d")));
+                             " " + shell_quote(path("nightly.hash")) + " " + shell_quote(path("d")));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("saved=1048576\n"), std::string::npos) << r.output;
   EXPECT_TRUE(shared("d/s.copy"));
@@ -431,7 +431,12 @@ TEST_F(CliTest, ScriptWrittenForDuperemoveWorksUnchanged) {
     return n;
   }();
   EXPECT_LE(hashfile_notes, 1u) << r.output;
-  run_command("rm -f /var/tmp/btrdedupe-cli-test.hash");
+  // Run again, as the script would the next night: the hashfile is reused, nothing left to do.
+  const auto again = run_command("PATH=" + shell_quote(path("bin")) + ":$PATH sh " +
+                                 shell_quote(script) + " " + shell_quote(path("nightly.hash")) +
+                                 " " + shell_quote(path("d")));
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("saved=0\n"), std::string::npos) << again.output;
 }
 
 TEST_F(CliTest, RefusedRangesFinishWithExitThree) {
@@ -498,6 +503,58 @@ TEST_F(CliSignalTest, SigtermStopsCleanlyWith143) {
   EXPECT_NE(r.output.find("Comparison of extent info shows a net change in shared extents of: "),
             std::string::npos)
       << r.output;
+}
+
+
+// The installed extras: systemd units and shell completion.
+std::string build_dir() {
+  const std::string bin = BTRDEDUPE_BINARY;
+  return bin.substr(0, bin.rfind('/'));
+}
+
+TEST(CliDist, SystemdUnitsVerify) {
+  if (run_command("command -v systemd-analyze").exit_code != 0)
+    GTEST_SKIP() << "systemd-analyze is not installed";
+  const std::string unit = build_dir() + "/dist/btrdedupe@.service";
+  const std::string timer = std::string(BTRDEDUPE_FIXTURES_DIR) + "/../dist/systemd/btrdedupe@.timer";
+  const std::string text = read_file(unit);
+  EXPECT_NE(text.find("btrdedupe -dr --hashfile=/var/lib/btrdedupe/%i.hash"), std::string::npos);
+  for (const char* line : {"IOSchedulingClass=idle\n", "CPUSchedulingPolicy=idle\n", "Nice=19\n",
+                           "EnvironmentFile=/etc/btrdedupe/%i.conf\n", "SuccessExitStatus=3\n"})
+    EXPECT_NE(text.find(line), std::string::npos) << line;
+  // Verified as installed, but with the binary of this build.
+  const auto r = run_command(
+      "d=$(mktemp -d) && sed 's|^ExecStart=[^ ]*/btrdedupe |ExecStart=" + std::string(BTRDEDUPE_BINARY) +
+      " |' " + shell_quote(unit) + " > \"$d/btrdedupe@.service\" && cp " + shell_quote(timer) +
+      " \"$d/\" && cd \"$d\" && systemd-analyze verify --man=no ./btrdedupe@share.service"
+      " ./btrdedupe@share.timer; rc=$?; rm -r \"$d\"; exit $rc");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "");
+}
+
+TEST(CliDist, BashCompletion) {
+  const std::string script = std::string(BTRDEDUPE_FIXTURES_DIR) + "/../dist/completion/btrdedupe.bash";
+  auto complete = [&](const std::string& words) {
+    return run_command("bash -c " + shell_quote("source " + shell_quote(script) +
+                                                 "; COMP_WORDS=(btrdedupe " + words +
+                                                 "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); "
+                                                 "_btrdedupe; echo \"${COMPREPLY[*]}\""))
+        .output;
+  };
+  EXPECT_EQ(complete("--progress=j"), "json\n");
+  EXPECT_EQ(complete("--progress t"), "tty\n");
+  EXPECT_EQ(complete("--dedupe-options=same,nop"), "same,nopartial\n");
+  EXPECT_EQ(complete("--dry"), "--dry-run\n");
+  EXPECT_EQ(complete("--skip"), "--skip-zeroes\n");
+  // Every option of --help can be completed.
+  const auto help = run_command(std::string(BTRDEDUPE_BINARY) + " --help").output;
+  for (const char* opt : {"--dedupe", "--recursive", "--exclude", "--fdupes", "--json", "--progress",
+                          "--hashfile", "--min-size", "--io-threads", "--cpu-threads", "--batchsize"}) {
+    EXPECT_NE(help.find(opt), std::string::npos) << opt;
+    EXPECT_NE(complete(opt).find(opt), std::string::npos) << opt;
+  }
+  const std::string zsh = std::string(BTRDEDUPE_FIXTURES_DIR) + "/../dist/completion/_btrdedupe";
+  EXPECT_EQ(read_file(zsh).rfind("#compdef btrdedupe\n", 0), 0u);
 }
 
 }  // namespace
