@@ -128,6 +128,16 @@ Json filesystem(const FilesystemReport& r, bool groups_listed) {
   } else {
     j["dedupe"] = nullptr;
   }
+  if (r.catalog.used) {
+    const auto& c = r.catalog;
+    j["catalog"] = Json{{"unchanged", c.unchanged},
+                        {"files_changed", c.files_changed},
+                        {"files_known", c.files_known},
+                        {"candidates", c.candidates},
+                        {"stale_rows", c.stale_rows}};
+  } else {
+    j["catalog"] = nullptr;
+  }
   j["seconds"] = seconds(r.seconds);
   return j;
 }

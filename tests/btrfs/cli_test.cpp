@@ -348,6 +348,16 @@ TEST_F(CliTest, JsonReportIsOneDocumentValidAgainstTheSchema) {
   EXPECT_NE(out.find("\"path_hex\""), std::string::npos);  // the invalid-UTF-8 name
   v = validate(out);
   EXPECT_EQ(v.output, "valid\n");
+  EXPECT_TRUE(j2["filesystems"][0]["catalog"].is_null());
+  // With a hashfile: what it saved is reported, and the report still validates.
+  const int code3 = btrdedupe_split("-dr --json --hashfile=" + shell_quote(path("h.hash")) + " " +
+                                        shell_quote(path("on")),
+                                    &out, &err);
+  EXPECT_EQ(code3, 0) << err;
+  const auto j3 = nlohmann::json::parse(out);
+  EXPECT_EQ(j3["filesystems"][0]["catalog"]["files_changed"], 22) << out;
+  v = validate(out);
+  EXPECT_EQ(v.output, "valid\n");
   auto broken = j2;
   broken["totals"].erase("files");
   v = validate(broken.dump());
