@@ -95,6 +95,7 @@ std::string cli_help() {
   std::ostringstream out;
   out << "Usage: btrdedupe [options] PATH...\n"
          "       btrdedupe --fdupes [options] < fdupes-output\n"
+         "       btrdedupe --hashfile=FILE [options]   (no PATH: repeat FILE's last run)\n"
          "Find duplicate data on btrfs from its own metadata (extents, backrefs, checksums)\n"
          "and, with -d, dedupe it with the kernel's byte-compared FIDEDUPERANGE.\n"
       << visible_options()
