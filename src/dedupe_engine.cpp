@@ -34,7 +34,19 @@ class DedupeRun {
     std::vector<std::thread> workers;
     for (unsigned i = 0; i < n; ++i) workers.emplace_back([this] { work(); });
     for (auto& t : workers) t.join();
+    if (no_space_) {
+      stats_.ranges_not_tried += retries_.size();
+      retries_.clear();
+    }
     retry_eagain();
+    if (no_space_) {
+      stats_.no_space = true;
+      stats_.messages.insert(
+          stats_.messages.begin(),
+          "the filesystem is full (ENOSPC): no dedupe round was started after the first "
+          "refusal; " + std::to_string(stats_.ranges_not_tried) +
+              " range(s) not tried (free some space and run again)");
+    }
     return stats_;
   }
 
@@ -56,6 +68,11 @@ class DedupeRun {
   // Runs round r for all destinations, or only `only` when set (a retry).
   void do_round(size_t r, std::optional<size_t> only, bool last_attempt, std::vector<uint8_t>& buf) {
     const DedupeRound& round = plan_.rounds[r];
+    if (no_space_) {
+      std::lock_guard lock(mu_);
+      stats_.ranges_not_tried += only ? 1 : round.destinations.size();
+      return;
+    }
     const ScannedFile& src_file = scan_.files[round.source.file];
     auto src = open_scanned_file(scan_, src_file, true);
     if (!src) {
@@ -98,6 +115,7 @@ class DedupeRun {
           btrfs::dedupe_range(src->get(), round.source.offset + at, round.length - at, dests);
       std::lock_guard lock(mu_);
       if (!result) {
+        if (result.error().code == ENOSPC) no_space_ = true;
         for (size_t i : idx) active[i] = false;
         stats_.ranges_failed += idx.size();
         stats_.errors_by_code[result.error().code] += idx.size();
@@ -144,8 +162,10 @@ class DedupeRun {
         active = false;
         if (o.error == EAGAIN && !last_attempt) {
           retries_.push_back({r, d});
+          ++stats_.ranges_retried;
           break;
         }
+        if (o.error == ENOSPC) no_space_ = true;
         ++stats_.ranges_failed;
         ++stats_.errors_by_code[o.error];
         message_locked(dpath + ": " + dedupe_error_reason(o.error) + " (" +
@@ -207,6 +227,7 @@ class DedupeRun {
   std::mutex mu_;
   DedupeStats stats_;
   std::vector<PendingRetry> retries_;
+  std::atomic<bool> no_space_{false};  // an ENOSPC was seen: start nothing more
 };
 
 }  // namespace

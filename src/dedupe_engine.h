@@ -43,10 +43,15 @@ struct DedupeStats {
   uint64_t ranges_differ = 0;      // content was not equal: changed since the scan
   uint64_t ranges_changed = 0;     // skipped: the file changed, vanished or was replaced
   uint64_t ranges_failed = 0;      // an errno from the kernel (see errors_by_code)
+  uint64_t ranges_retried = 0;     // EAGAIN (a send): tried again after eagain_wait_ms
   uint64_t bytes_prefetched = 0;
   std::map<int, uint64_t> errors_by_code;  // errno -> ranges
   std::vector<std::string> messages;       // first few, "path: what happened"
   bool stopped = false;                    // DedupeOptions::stop ended the run early
+  // The filesystem is full: after the first ENOSPC no new round (or retry) starts, since
+  // every one would fail the same way after the kernel's costly attempt to find space.
+  bool no_space = false;
+  uint64_t ranges_not_tried = 0;           // ranges of the rounds not started because of it
 };
 
 DedupeStats run_dedupe(const ScanResult& scan, const DedupePlan& plan, const DedupeOptions& options);
