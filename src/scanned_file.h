@@ -14,6 +14,7 @@ std::string file_path(const ScanResult& scan, const ScannedFile& file);
 // or prefetch must not touch atime) and checks it is the same inode. With `unchanged`,
 // also requires the size and mtime recorded by the scan: a file written since then gets
 // ESTALE ("changed since the scan") and is never deduped on stale fingerprints.
+// A path of PATH_MAX bytes or more (a deep tree) is opened one directory at a time.
 btrfs::Result<btrfs::Fd> open_scanned_file(const ScanResult& scan, const ScannedFile& file,
                                            bool unchanged);
 
