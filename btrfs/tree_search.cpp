@@ -61,10 +61,15 @@ Result<void> TreeSearch::fill() {
       return {};
     }
     if (err != EOVERFLOW || capacity >= kMaxResultBytes) {
+      // Tree search is the one privileged step (btrdedupe reads the filesystem's own trees
+      // instead of walking directories): say so instead of a bare "Operation not permitted".
+      const char* hint = err == EPERM ? " (needs root: CAP_SYS_ADMIN is required to search "
+                                        "the filesystem's trees)"
+                                      : "";
       return Error{err, "BTRFS_IOC_TREE_SEARCH_V2 in tree " + std::to_string(key_.tree_id) +
                             " from key " +
                             key_string(key_.min_objectid, key_.min_type, key_.min_offset) +
-                            " with a " + std::to_string(capacity) + "-byte buffer"};
+                            " with a " + std::to_string(capacity) + "-byte buffer" + hint};
     }
     // One item did not fit; the kernel says in buf_size how much it needs.
     const size_t wanted_bytes = std::max<size_t>(capacity * 2, args.buf_size);
