@@ -84,6 +84,12 @@ DedupePlan plan_rounds(const ScanResult& scan, const MatchResult& matches,
         ++plan.readonly_members_skipped;
         continue;
       }
+      // Its extents stay referenced by read-only snapshots: sharing it frees nothing now
+      // (a later run, after those snapshots are deleted, will).
+      if (!options.dedupe_readonly && scan.files[m.file].readonly_alias) {
+        ++plan.readonly_members_skipped;
+        continue;
+      }
       if (seen.insert((uint64_t{m.file} << 40) ^ m.offset).second) dests.push_back({m.file, m.offset});
     }
     if (dests.empty()) continue;

@@ -9,8 +9,9 @@
 //   3. the least fragmented member (fewest extents in the range);
 //   4. the oldest: lowest scan order (stable and deterministic).
 // Destinations are the members whose layout differs from the target's. Members in
-// read-only subvolumes are never destinations unless allowed; members already sharing the
-// target's storage are never touched.
+// read-only subvolumes are never destinations unless allowed, nor are members whose extents
+// read-only snapshots also hold (sharing them would free nothing); members already sharing
+// the target's storage are never touched.
 #pragma once
 
 #include <cstdint>

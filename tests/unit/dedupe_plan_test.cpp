@@ -62,6 +62,22 @@ TEST(DedupePlan, ReadOnlySnapshotsAreSourcesNeverDestinations) {
   EXPECT_EQ(plan_rounds(both.scan, both.match(), allow).rounds.size(), 1u);
 }
 
+TEST(DedupePlan, DataThatSnapshotsAlsoHoldIsNotMoved) {
+  // x and y: equal files of yesterday's copy, also held by a read-only snapshot (folded);
+  // z: today's unshared copy. Only z is worth a call: y's extent stays alive anyway.
+  SyntheticFs fs;
+  const auto x = fs.add_file(4 * kSector, seq(1, 4));
+  const auto y = fs.add_file(4 * kSector, seq(1, 4));
+  const auto z = fs.add_file(4 * kSector, seq(1, 4));
+  fs.scan.files[x].readonly_alias = true;
+  fs.scan.files[y].readonly_alias = true;
+  const auto plan = plan_rounds(fs.scan, fs.match(), {});
+  ASSERT_EQ(plan.rounds.size(), 1u);
+  ASSERT_EQ(plan.rounds[0].destinations.size(), 1u);
+  EXPECT_EQ(plan.rounds[0].destinations[0].file, z);
+  EXPECT_EQ(plan.readonly_members_skipped, 1u);
+}
+
 TEST(DedupePlan, LongRangesSplitIntoRoundsAndManyCopiesIntoCalls) {
   SyntheticFs fs;
   for (int i = 0; i < 300; ++i) fs.add_file(10 * kSector, seq(1, 10));
