@@ -346,4 +346,51 @@ std::vector<RunRecord> Catalog::runs() const {
   return out;
 }
 
+Catalog::Counts Catalog::counts() const {
+  Counts c;
+  {
+    Stmt s(prepare("SELECT count(*), count(whole_hash), coalesce(sum(size), 0) FROM files"));
+    if (s && s.row()) {
+      c.files = as_uint(s.col(0));
+      c.files_with_hash = as_uint(s.col(1));
+      c.bytes = as_uint(s.col(2));
+    }
+  }
+  {
+    Stmt s(prepare("SELECT count(*) FROM blocks"));
+    if (s && s.row()) c.blocks = as_uint(s.col(0));
+  }
+  {
+    Stmt s(prepare("SELECT count(*), sum(n - 1), sum((n - 1) * size) FROM "
+                   "(SELECT count(*) AS n, max(size) AS size FROM files "
+                   "WHERE whole_hash IS NOT NULL GROUP BY whole_hash HAVING n > 1)"));
+    if (s && s.row()) {
+      c.duplicate_groups = as_uint(s.col(0));
+      c.duplicate_files = as_uint(s.col(1));
+      c.duplicate_bytes = as_uint(s.col(2));
+    }
+  }
+  return c;
+}
+
+std::optional<std::string> Catalog::fsid() const {
+  Stmt s(prepare("SELECT value FROM meta WHERE key='fsid'"));
+  if (s && s.row()) return s.text(0);
+  return std::nullopt;
+}
+
+std::unordered_map<uint64_t, uint64_t> Catalog::files_per_subvolume() const {
+  std::unordered_map<uint64_t, uint64_t> out;
+  Stmt s(prepare("SELECT subvolume, count(*) FROM files GROUP BY subvolume"));
+  while (s && s.row()) out[as_uint(s.col(0))] = as_uint(s.col(1));
+  return out;
+}
+
+btrfs::Result<void> Catalog::forget_subvolume(uint64_t id) {
+  Stmt s(prepare("DELETE FROM subvolumes WHERE id = ?"));
+  s.bind(1, as_int(id));
+  if (s.step() != SQLITE_DONE) return error("forgetting a subvolume's generation");
+  return {};
+}
+
 }  // namespace btrdedupe

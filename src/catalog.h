@@ -102,6 +102,21 @@ class Catalog {
   btrfs::Result<void> commit();
 
   std::vector<RunRecord> runs() const;
+
+  // Totals for -L / --stats.
+  struct Counts {
+    uint64_t files = 0, files_with_hash = 0, blocks = 0;
+    uint64_t bytes = 0;            // sum of file sizes
+    uint64_t duplicate_files = 0;  // files whose whole hash another file shares (2nd and later)
+    uint64_t duplicate_bytes = 0;  // their bytes: shared already, or dedupable
+    uint64_t duplicate_groups = 0;
+  };
+  Counts counts() const;
+  std::optional<std::string> fsid() const;
+  // Files per subvolume, for -L.
+  std::unordered_map<uint64_t, uint64_t> files_per_subvolume() const;
+  // Forgets a subvolume's scan generation, so the next run reads its tree again.
+  btrfs::Result<void> forget_subvolume(uint64_t id);
   const std::string& path() const { return path_; }
 
  private:

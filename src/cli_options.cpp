@@ -43,7 +43,11 @@ po::options_description visible_options() {
       ("io-threads", po::value<unsigned>()->value_name("N"),
        "dedupe worker threads (default: 2)")
       ("hashfile", po::value<std::string>()->value_name("FILE"),
-       "keep scan and fingerprint state in FILE between runs (the catalog)");
+       "keep scan and fingerprint state in FILE between runs (the catalog)")
+      (",L", "list what the hashfile holds and exit (needs --hashfile)")
+      (",R", "forget the files under each PATH in the hashfile and exit (needs --hashfile)")
+      ("stats", "show what the hashfile holds and how much of it is duplicated, and exit")
+      ("history", "list the runs recorded in the hashfile, and exit");
   po::options_description out("Output");
   out.add_options()
       ("human,h", "print sizes in human-readable units")
@@ -300,6 +304,23 @@ ParsedCli parse_cli(int argc, const char* const* argv) {
     }
   }
   if (o.show_help || o.show_version) return parsed;
+  o.list_catalog = vm.count("-L");
+  o.remove_from_catalog = vm.count("-R");
+  o.catalog_stats = vm.count("stats");
+  o.catalog_history = vm.count("history");
+  const int catalog_commands =
+      o.list_catalog + o.remove_from_catalog + o.catalog_stats + o.catalog_history;
+  if (catalog_commands) {
+    if (catalog_commands > 1)
+      error = "-L, -R, --stats and --history are separate commands: give one";
+    else if (o.hashfile.empty())
+      error = "-L, -R, --stats and --history need --hashfile=FILE";
+    else if (o.remove_from_catalog && o.paths.empty())
+      error = "-R needs the PATHs to forget";
+    else if (!o.remove_from_catalog && !o.paths.empty())
+      error = "-L, --stats and --history take no PATH";
+    return parsed;
+  }
   if (o.fdupes) {
     if (!o.paths.empty()) error = "--fdupes reads its files from stdin: give no PATH";
     if (!o.dry_run) o.dedupe = true;  // as duperemove: fdupes mode dedupes

@@ -42,6 +42,11 @@ struct CliOptions {
   std::vector<std::string> no_effect;
   bool show_help = false;
   bool show_version = false;
+  // Hashfile commands (src/catalog_commands.h): do that and exit.
+  bool list_catalog = false;         // -L
+  bool remove_from_catalog = false;  // -R PATH...
+  bool catalog_stats = false;        // --stats
+  bool catalog_history = false;      // --history
 };
 
 struct ParsedCli {

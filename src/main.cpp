@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 
+#include "src/catalog_commands.h"
 #include "src/cli_options.h"
 #include "src/fdupes_input.h"
 #include "src/job.h"
@@ -86,6 +87,10 @@ int main(int argc, char** argv) {
     std::puts("btrdedupe " BTRDEDUPE_VERSION);
     return kExitOk;
   }
+  if (o.list_catalog) return list_catalog(o.hashfile, o.human, stdout, stderr);
+  if (o.catalog_stats) return catalog_stats(o.hashfile, o.human, stdout, stderr);
+  if (o.catalog_history) return catalog_history(o.hashfile, o.human, stdout, stderr);
+  if (o.remove_from_catalog) return remove_from_catalog(o.hashfile, o.paths, stdout, stderr);
   if (!o.quiet)
     for (const auto& note : o.no_effect) std::fprintf(stderr, "btrdedupe: note: %s\n", note.c_str());
 

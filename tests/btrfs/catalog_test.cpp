@@ -172,6 +172,42 @@ TEST_F(CatalogTest, DuperemoveCronLineWorksUnchanged) {
       << replay.output;
 }
 
+TEST_F(CatalogTest, ListStatsHistoryAndRemove) {
+  const std::string bin = std::string(BTRDEDUPE_BINARY) + " --hashfile=" + shell_quote(hashfile_);
+  run();
+  auto list = run_command(bin + " -L");
+  EXPECT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_NE(list.output.find("  root: " + path("tree") + "\n"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("  files: 7 ("), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("  runs: 1, last "), std::string::npos) << list.output;
+
+  auto stats = run_command(bin + " --stats");
+  EXPECT_EQ(stats.exit_code, 0) << stats.output;
+  EXPECT_NE(stats.output.find("Identical files: 1 groups; 1 files are copies of another, 210000"),
+            std::string::npos)
+      << stats.output;
+
+  auto history = run_command(bin + " --history");
+  EXPECT_EQ(history.exit_code, 0) << history.output;
+  EXPECT_NE(history.output.find("deduped 210000  " + path("tree")), std::string::npos)
+      << history.output;
+
+  auto removed = run_command(bin + " -R " + shell_quote(path("tree/f1")));
+  EXPECT_EQ(removed.exit_code, 0) << removed.output;
+  EXPECT_NE(removed.output.find("Removed 1 files from"), std::string::npos) << removed.output;
+  EXPECT_NE(run_command(bin + " -L").output.find("  files: 6 ("), std::string::npos);
+  // The next run reads the tree again and puts f1 back.
+  auto again = run();
+  EXPECT_FALSE(fs0(again).catalog.unchanged);
+  EXPECT_EQ(fs0(again).catalog.files_changed, 1u);
+
+  for (const char* bad : {" -L -R /x", " -R", " -L /x"}) {
+    auto r = run_command(bin + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
+  }
+  EXPECT_EQ(run_command(std::string(BTRDEDUPE_BINARY) + " -L").exit_code, 2);
+}
+
 class CatalogOtherFs : public CatalogTest {};
 
 TEST_F(CatalogOtherFs, HashfileOfAnotherFilesystemIsRefused) {
