@@ -16,17 +16,28 @@
 namespace btrdedupe {
 namespace {
 
+// What the scan keeps of an INODE_ITEM: held for every inode of a subvolume while its tree
+// is read, so only the fields used later.
+struct InodeFacts {
+  uint64_t size = 0, transid = 0, flags = 0;
+  btrfs::Timespec mtime;
+  uint32_t nlink = 0, mode = 0;
+  bool is_regular() const { return (mode & 0170000) == 0100000; }
+};
+
 struct InodeEntry {
   uint64_t parent = 0;
   std::string name;
-  btrfs::InodeItem item;
+  InodeFacts item;
   bool has_item = false;
 };
 
+// What the scan keeps of an EXTENT_DATA item until its file is known to be wanted.
 struct PendingExtent {
-  uint64_t inode;
-  uint64_t file_offset;
-  btrfs::FileExtentItem item;
+  uint64_t inode = 0, file_offset = 0;
+  uint64_t disk_bytenr = 0, disk_num_bytes = 0, extent_offset = 0, length = 0, generation = 0;
+  btrfs::FileExtentType type = btrfs::FileExtentType::Regular;
+  btrfs::Compression compression = btrfs::Compression::None;
 };
 
 // One subvolume's inodes and extents, straight from its tree.
@@ -56,7 +67,8 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
         auto inode = btrfs::decode_inode_item(it.data);
         if (!inode) return btrfs::Error{inode.error().code, where + ": " + inode.error().context};
         auto& e = tree.inodes[it.objectid];
-        e.item = *inode;
+        e.item = {inode->size, inode->transid, inode->flags, inode->mtime, inode->nlink,
+                  inode->mode};
         e.has_item = true;
         break;
       }
@@ -83,7 +95,9 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
       case BTRFS_EXTENT_DATA_KEY: {
         auto fe = btrfs::decode_file_extent_item(it.data);
         if (!fe) return btrfs::Error{fe.error().code, where + ": " + fe.error().context};
-        tree.extents.push_back({it.objectid, it.offset, *fe});
+        tree.extents.push_back({it.objectid, it.offset, fe->disk_bytenr, fe->disk_num_bytes,
+                                fe->offset, fe->length(), fe->generation, fe->type,
+                                fe->compression});
         break;
       }
       default:
@@ -125,19 +139,18 @@ std::string basename_of(const std::string& p) {
 }
 
 void add_file_extents(const PendingExtent& pe, uint32_t file, ScanResult& out) {
-  const auto& fe = pe.item;
-  if (fe.is_inline()) {
+  if (pe.type == btrfs::FileExtentType::Inline) {
     ++out.passed_over.inline_extents;
-    out.passed_over.inline_bytes += fe.length();
-  } else if (fe.is_prealloc()) {
+    out.passed_over.inline_bytes += pe.length;
+  } else if (pe.type == btrfs::FileExtentType::Prealloc) {
     ++out.passed_over.prealloc_extents;
-    out.passed_over.prealloc_bytes += fe.num_bytes;
-  } else if (fe.is_hole()) {
+    out.passed_over.prealloc_bytes += pe.length;
+  } else if (pe.disk_bytenr == 0) {
     ++out.passed_over.hole_extents;
-    out.passed_over.hole_bytes += fe.num_bytes;
+    out.passed_over.hole_bytes += pe.length;
   } else {
-    out.extents.push_back({file, pe.file_offset, fe.num_bytes, fe.disk_bytenr, fe.disk_num_bytes,
-                           fe.offset, fe.generation, fe.compression});
+    out.extents.push_back({file, pe.file_offset, pe.length, pe.disk_bytenr, pe.disk_num_bytes,
+                           pe.extent_offset, pe.generation, pe.compression});
   }
 }
 
@@ -287,6 +300,8 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
     return std::tie(a.disk_bytenr, a.extent_offset, a.file) <
            std::tie(b.disk_bytenr, b.extent_offset, b.file);
   });
+  out.files.shrink_to_fit();  // vectors grew by doubling: give the slack back
+  out.extents.shrink_to_fit();
   return out;
 }
 
