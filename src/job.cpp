@@ -146,7 +146,9 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   t = Clock::now();
   report_progress(progress, "confirm", 0, 0);
   std::vector<std::string> roots = r.roots;
-  auto after = scan_roots(roots, scan_options);
+  ScanOptions confirm_options = scan_options;
+  confirm_options.keep_paths = false;
+  auto after = scan_roots(roots, confirm_options);
   r.seconds.confirm = since(t);
   if (!after) {
     r.error = "re-reading the tree after dedupe: " + after.error().message();

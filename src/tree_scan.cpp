@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -109,6 +110,7 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
 }
 
 // Path of `ino` relative to `top` (a directory inode), or false when not below it.
+// path may be null: membership only, no string built.
 bool path_below(const SubvolumeTree& tree, uint64_t ino, uint64_t top, std::string* path) {
   std::vector<const std::string*> parts;
   for (int depth = 0; ino != top; ++depth) {
@@ -119,6 +121,7 @@ bool path_below(const SubvolumeTree& tree, uint64_t ino, uint64_t top, std::stri
     parts.push_back(&it->second.name);
     ino = it->second.parent;
   }
+  if (!path) return true;
   path->clear();
   for (auto p = parts.rbegin(); p != parts.rend(); ++p) {
     if (!path->empty()) *path += '/';
@@ -172,7 +175,10 @@ class LayoutIndex {
       const Key key = layout_key(f, per_file[i]);
       auto it = known_.find(key);
       if (fold && (per_file[i].empty() || it != known_.end())) {
-        if (it != known_.end()) out.files[it->second].readonly_alias = true;
+        if (it != known_.end()) {
+          out.files[it->second].readonly_alias = true;
+          out.readonly_alias_subvolumes.add(it->second, f.subvolume);
+        }
         ++out.passed_over.readonly_aliases;
         remap[i] = -1;
         continue;
@@ -221,6 +227,22 @@ class LayoutIndex {
 
 }  // namespace
 
+namespace {
+
+struct Work {
+  uint64_t subvol, top_inode;
+  std::string prefix;
+  uint32_t root = 0;  // index into ScanResult::roots
+};
+
+// Reads the queued subvolumes into `out`, and with options.recursive those nested below
+// them (for a directory root). `file_inode`: the inode when the root is one regular file.
+btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
+                               const std::vector<btrfs::Subvolume>& all, uint64_t file_inode,
+                               const ScanOptions& options, ScanResult& out);
+
+}  // namespace
+
 btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& options) {
   auto fd = btrfs::Fd::open(root, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   if (!fd) return fd.error();
@@ -239,29 +261,63 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
   if (!subvol) return subvol.error();
   auto all = btrfs::list_subvolumes(root);
   if (!all) return all.error();
+  if (options.excluded_subvolumes.count(*subvol)) {  // --exclude-subvol: nothing read
+    ++out.excluded;
+    return out;
+  }
+  std::deque<Work> queue{{*subvol, st.st_ino, "", 0}};
+  if (auto ok = scan_queue(fd->get(), std::move(queue), *all, st.st_ino, options, out); !ok)
+    return ok.error();
+  return out;
+}
 
-  struct Work {
-    uint64_t subvol, top_inode;
-    std::string prefix;
-  };
-  std::deque<Work> queue{{*subvol, st.st_ino, ""}};
+btrfs::Result<ScanResult> scan_subvolumes(const std::string& fs_path,
+                                          const std::vector<SubvolumeRoot>& subvolumes,
+                                          const ScanOptions& options) {
+  auto fd = btrfs::Fd::open(fs_path, O_RDONLY | O_NONBLOCK);
+  if (!fd) return fd.error();
+  if (auto ok = btrfs::check_is_btrfs(fd->get(), fs_path); !ok) return ok.error();
+  ScanResult out;
+  auto info = btrfs::read_fs_info(fd->get());
+  if (!info) return info.error();
+  out.fs = *info;
+  auto all = btrfs::list_subvolumes(fs_path);
+  if (!all) return all.error();
+  std::deque<Work> queue;
+  for (const auto& sv : subvolumes) {
+    queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, "", static_cast<uint32_t>(out.roots.size())});
+    out.roots.push_back({sv.path, false});
+  }
+  ScanOptions flat = options;
+  flat.recursive = false;
+  if (auto ok = scan_queue(fd->get(), std::move(queue), *all, 0, flat, out); !ok) return ok.error();
+  return out;
+}
+
+namespace {
+
+btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
+                               const std::vector<btrfs::Subvolume>& all, uint64_t file_inode,
+                               const ScanOptions& options, ScanResult& out) {
   LayoutIndex layouts;
   while (!queue.empty()) {
     const Work work = queue.front();
     queue.pop_front();
-    auto tree = read_subvolume_tree(fd->get(), work.subvol, out);
+    const std::string& root = out.roots[work.root].path;
+    const bool root_is_file = out.roots[work.root].is_file;
+    auto tree = read_subvolume_tree(fd, work.subvol, out);
     if (!tree) return tree.error();
-    for (const auto& sv : *all) {
+    for (const auto& sv : all) {
       if (sv.id == work.subvol) out.subvolumes.push_back(sv);
-      if (!options.recursive || sv.parent_id != work.subvol || !S_ISDIR(st.st_mode)) continue;
+      if (!options.recursive || sv.parent_id != work.subvol || root_is_file) continue;
       std::string dir;
       if (!path_below(*tree, sv.dir_id, work.top_inode, &dir)) continue;
       std::string rel = join(work.prefix, join(dir, basename_of(sv.path)));
-      if (options.exclude && options.exclude(root, rel)) {
+      if (options.excluded_subvolumes.count(sv.id) || (options.exclude && options.exclude(root, rel))) {
         ++out.excluded;
         continue;
       }
-      queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, std::move(rel)});
+      queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, std::move(rel), work.root});
     }
 
     const size_t first_file = out.files.size(), first_extent = out.extents.size();
@@ -269,13 +325,13 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
     for (const auto& [ino, entry] : tree->inodes) {
       if (!entry.has_item || !entry.item.is_regular()) continue;
       std::string rel;
-      if (S_ISREG(st.st_mode)) {
-        if (ino != st.st_ino) continue;
-      } else if (!path_below(*tree, ino, work.top_inode, &rel)) {
+      if (root_is_file) {
+        if (ino != file_inode) continue;
+      } else if (!path_below(*tree, ino, work.top_inode,
+                             options.keep_paths || options.exclude ? &rel : nullptr)) {
         continue;
       }
-      if (options.exclude && !S_ISREG(st.st_mode) &&
-          options.exclude(root, join(work.prefix, rel))) {
+      if (options.exclude && !root_is_file && options.exclude(root, join(work.prefix, rel))) {
         ++out.excluded;
         continue;
       }
@@ -285,13 +341,14 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
       }
       file_index[ino] = static_cast<uint32_t>(out.files.size());
       out.files.push_back({work.subvol, ino, entry.item.size, entry.item.transid, entry.item.flags,
-                           entry.item.nlink, entry.item.mtime, false, 0, join(work.prefix, rel)});
+                           entry.item.nlink, entry.item.mtime, false, work.root,
+                           options.keep_paths ? join(work.prefix, rel) : std::string()});
     }
     for (const auto& pe : tree->extents) {
       auto it = file_index.find(pe.inode);
       if (it != file_index.end()) add_file_extents(pe, it->second, out);
     }
-    const bool readonly = std::any_of(all->begin(), all->end(), [&](const btrfs::Subvolume& s) {
+    const bool readonly = std::any_of(all.begin(), all.end(), [&](const btrfs::Subvolume& s) {
       return s.id == work.subvol && s.readonly;
     });
     layouts.add(out, first_file, first_extent, readonly && options.fold_readonly_aliases);
@@ -302,14 +359,17 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
   });
   out.files.shrink_to_fit();  // vectors grew by doubling: give the slack back
   out.extents.shrink_to_fit();
-  return out;
+  return {};
 }
+
+}  // namespace
 
 btrfs::Result<ScanResult> merge_scans(std::vector<ScanResult> scans) {
   if (scans.empty()) return ScanResult{};
   ScanResult out = std::move(scans[0]);
-  std::set<std::pair<uint64_t, uint64_t>> seen;  // (subvolume, inode)
-  for (const auto& f : out.files) seen.emplace(f.subvolume, f.inode);
+  std::map<std::pair<uint64_t, uint64_t>, uint32_t> seen;  // (subvolume, inode) -> file
+  for (uint32_t i = 0; i < out.files.size(); ++i)
+    seen.emplace(std::make_pair(out.files[i].subvolume, out.files[i].inode), i);
   for (size_t s = 1; s < scans.size(); ++s) {
     ScanResult& in = scans[s];
     if (in.fs.fsid != out.fs.fsid)
@@ -319,7 +379,16 @@ btrfs::Result<ScanResult> merge_scans(std::vector<ScanResult> scans) {
     out.roots.insert(out.roots.end(), in.roots.begin(), in.roots.end());
     std::vector<int64_t> remap(in.files.size(), -1);
     for (size_t i = 0; i < in.files.size(); ++i) {
-      if (!seen.emplace(in.files[i].subvolume, in.files[i].inode).second) continue;
+      const auto [at, added] =
+          seen.emplace(std::make_pair(in.files[i].subvolume, in.files[i].inode),
+                       static_cast<uint32_t>(out.files.size()));
+      // The read-only subvolumes it stands for, whichever root reached it.
+      const auto& aliases = in.readonly_alias_subvolumes;
+      out.readonly_alias_subvolumes.add_all(at->second, aliases, aliases.set_of(static_cast<uint32_t>(i)));
+      if (!added) {
+        out.files[at->second].readonly_alias |= in.files[i].readonly_alias;
+        continue;
+      }
       remap[i] = static_cast<int64_t>(out.files.size());
       in.files[i].root += root_base;
       out.files.push_back(std::move(in.files[i]));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "btrfs/result.h"
 #include "btrfs/subvolume.h"
 #include "src/file_extent.h"
+#include "src/subvolume_sets.h"
 
 namespace btrdedupe {
 
@@ -22,9 +24,15 @@ struct ScanOptions {
   // grows with distinct data, not with the number of snapshots. Off when read-only
   // snapshots may be dedupe destinations.
   bool fold_readonly_aliases = true;
+  // Build each file's path. A scan that only counts (the confirmation after dedupe) turns
+  // this off: paths are most of a scan's memory.
+  bool keep_paths = true;
   // Leaves paths out: called with the root as given and a file's or nested subvolume's path
   // relative to it; true excludes the file, or the subvolume and everything below it.
   std::function<bool(const std::string& root, const std::string& relative)> exclude;
+  // Subvolumes (by id) not read at all, nor the subvolumes nested below them
+  // (--exclude-subvol); counted in ScanResult::excluded.
+  std::set<uint64_t> excluded_subvolumes;
 };
 
 // A path the user asked to scan.
@@ -43,11 +51,28 @@ struct ScanResult {
   uint64_t tree_items = 0;          // items the kernel returned
   uint64_t search_calls = 0;        // TREE_SEARCH_V2 ioctls made
   uint64_t excluded = 0;            // files and subvolumes left out by ScanOptions::exclude
+  // For each kept file, the read-only subvolumes whose folded files it stands for (see
+  // ScannedFile::readonly_alias): their references count for per-subvolume figures.
+  FileSubvolumeSets readonly_alias_subvolumes;
 };
 
 // Scans the directory tree under `root` (a directory, or one regular file).
 // Errors: `root` missing or not on btrfs, no privilege for tree search (needs root).
 btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& options);
+
+// A whole subvolume to scan, reached at `path`: the directory that is its root (an empty
+// path when no mount shows it: its tree can still be read, its files not opened).
+struct SubvolumeRoot {
+  uint64_t id = 0;
+  std::string path;
+};
+// Scans exactly `subvolumes`, in the order given, as one scan (nested subvolumes only when
+// listed too; ScanOptions::recursive is not used): each is a ScanRoot, and a read-only
+// snapshot's file folds into an identical file of any subvolume listed before it.
+// `fs_path` is any path on the filesystem (for tree search).
+btrfs::Result<ScanResult> scan_subvolumes(const std::string& fs_path,
+                                          const std::vector<SubvolumeRoot>& subvolumes,
+                                          const ScanOptions& options);
 
 // Combines scans of several roots on ONE filesystem into one, so duplicates are found
 // across them. A file reached through two roots (nested or repeated paths) is kept once.

@@ -286,14 +286,24 @@ TEST_F(FixtureLayout, Compressed) {
     }
     EXPECT_NE(lsattr_flags("cz/plain/" + name).find('m'), std::string::npos) << name;
   }
-  // Text compresses: every extent of the block-aligned text files is encoded (128 KiB each).
+  // Text compresses: the block-aligned text files are encoded in extents of at most 128 KiB.
+  // Writeback under load may cut a range down to a page or two, too small to save a block by
+  // compressing: such slivers stay plain, so the claim is about the bytes, not every extent.
   for (const char* name : {"cz/zstd/hex-4m.txt", "cz/zstd/b64-1m.txt"}) {
     const auto list = extents(name);
     ASSERT_FALSE(list.empty()) << name;
+    uint64_t encoded = 0, total = 0;
     for (const auto& e : list) {
-      EXPECT_TRUE(e.has("encoded")) << name << "\n" << describe(list);
       EXPECT_LE(e.length, 128 * kKiB) << name;
+      total += e.length;
+      if (e.has("encoded")) {
+        encoded += e.length;
+      } else {
+        EXPECT_LT(e.length, 128 * kKiB) << name << ": a full 128 KiB piece left plain\n"
+                                        << describe(list);
+      }
     }
+    EXPECT_GE(encoded * 10, total * 9) << name << "\n" << describe(list);
   }
   EXPECT_GE(extents("cz/zstd/hex-4m.txt").size(), 32u);
   // 130 KiB: the first 128 KiB is encoded; the 2 KiB tail cannot save a block and is not.
