@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <optional>
 #include <set>
@@ -75,6 +76,34 @@ po::options_description visible_options() {
   po::options_description all;
   all.add(main).add(out).add(compat);
   return all;
+}
+
+// boost 1.74's error_with_option_name::what() replaces each %placeholder% of its template
+// until none is left, so an option name or value that itself contains one ("-B %value%",
+// "--%canonical_option%") made it loop forever: btrdedupe hung instead of saying what was
+// wrong (found by tools/fuzz/fuzz_cli.cpp). The message is built from a copy whose
+// substituted texts carry no '%', which is put back afterwards.
+class OptionErrorMessage : public po::error_with_option_name {
+ public:
+  explicit OptionErrorMessage(const po::error_with_option_name& e)
+      : po::error_with_option_name(e) {
+    for (auto& entry : m_substitutions)
+      std::replace(entry.second.begin(), entry.second.end(), '%', kPercent);
+  }
+  std::string text() const {
+    std::string m = what();
+    std::replace(m.begin(), m.end(), kPercent, '%');
+    return m;
+  }
+
+ private:
+  static constexpr char kPercent = '\x1f';
+};
+
+std::string option_error(const po::error& e) {
+  if (const auto* named = dynamic_cast<const po::error_with_option_name*>(&e))
+    return OptionErrorMessage(*named).text();
+  return e.what();
 }
 
 std::optional<uint64_t> size_option(const po::variables_map& vm, const char* name,
@@ -210,7 +239,7 @@ ParsedCli parse_cli(int argc, const char* const* argv) {
     po::store(options, vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    error = e.what();
+    error = option_error(e);
     return parsed;
   }
   for (const char* name : {"read-hashes", "write-hashes"})
