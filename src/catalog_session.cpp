@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <algorithm>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include "btrfs/fd.h"
@@ -24,7 +25,18 @@ std::string options_text(const JobOptions& o) {
                 " partial=%d readonly=%d",
                 o.recursive ? 1 : 0, o.min_file_size, o.block_size, o.partial ? 1 : 0,
                 o.dedupe_readonly ? 1 : 0);
-  return buf;
+  std::string text = buf;
+  // The subvolume selection (resolved to ids by run_job): another selection, another scope.
+  if (!o.subvolumes.empty()) {
+    auto list = [](const std::vector<std::string>& ids) {
+      std::string s;
+      for (const auto& id : ids) s += (s.empty() ? "" : ",") + id;
+      return s;
+    };
+    text += " subvols=" + list(o.subvolumes.include) + " exclude_subvols=" +
+            list(o.subvolumes.exclude) + " all_subvols=" + (o.subvolumes.all ? "1" : "0");
+  }
+  return text;
 }
 
 void apply_options_text(const std::string& text, JobOptions& o) {
@@ -38,6 +50,23 @@ void apply_options_text(const std::string& text, JobOptions& o) {
     o.block_size = block;
     o.partial = partial;
     o.dedupe_readonly = readonly;
+  }
+  // " subvols=1,2 exclude_subvols=3 all_subvols=0", when the run chose subvolumes.
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    const auto eq = word.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+    auto ids = [&] {
+      std::vector<std::string> out;
+      std::istringstream in(value);
+      for (std::string id; std::getline(in, id, ',');)
+        if (!id.empty()) out.push_back(id);
+      return out;
+    };
+    if (key == "subvols") o.subvolumes.include = ids();
+    if (key == "exclude_subvols") o.subvolumes.exclude = ids();
+    if (key == "all_subvols") o.subvolumes.all = value == "1";
   }
 }
 

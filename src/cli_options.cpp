@@ -19,7 +19,8 @@ namespace {
 const std::set<std::string>& switches() {
   static const std::set<std::string> s = {
       "dedupe", "recursive", "human", "quiet", "verbose", "debug", "dry-run", "json",
-      "skip-zeroes", "fdupes", "help", "version", "readonly-open", "one-file-system"};
+      "skip-zeroes", "fdupes", "help", "version", "readonly-open", "one-file-system",
+      "all-subvols", "dedupe-readonly", "list-subvols"};
   return s;
 }
 
@@ -32,6 +33,17 @@ po::options_description visible_options() {
       ("exclude", po::value<std::vector<std::string>>()->value_name("PATTERN")->composing(),
        "leave out files and directories whose path below PATH matches this glob "
        "(repeatable; '*' also matches '/'; a PATTERN starting with / matches the full path)")
+      ("subvol", po::value<std::vector<std::string>>()->value_name("ID|PATH")->composing(),
+       "scan exactly this subvolume, whole (repeatable; a PATH is its top directory); "
+       "PATH then only names the filesystem")
+      ("exclude-subvol", po::value<std::vector<std::string>>()->value_name("ID|PATH")->composing(),
+       "leave this subvolume out (repeatable)")
+      ("all-subvols", "every subvolume of the filesystem of PATH (any path on it), each whole")
+      ("dedupe-readonly", "also dedupe inside read-only snapshots (they are only sources "
+       "otherwise; see btrdedupe(8) on btrfs send)")
+      ("list-subvols", "list the subvolumes of PATH's filesystem (id, path, read-only, "
+       "snapshot of, generation, last scanned with --hashfile, exclusive and shared bytes) "
+       "and exit")
       ("min-size", po::value<std::string>()->value_name("SIZE"),
        "pass over files smaller than SIZE (K/M/G suffixes)")
       ("dedupe-options", po::value<std::vector<std::string>>()->value_name("LIST")->composing(),
@@ -260,6 +272,12 @@ ParsedCli parse_cli(int argc, const char* const* argv) {
   o.show_version = vm.count("version");
   if (vm.count("paths")) o.paths = vm["paths"].as<std::vector<std::string>>();
   if (vm.count("exclude")) o.exclude = vm["exclude"].as<std::vector<std::string>>();
+  if (vm.count("subvol")) o.subvols = vm["subvol"].as<std::vector<std::string>>();
+  if (vm.count("exclude-subvol"))
+    o.exclude_subvols = vm["exclude-subvol"].as<std::vector<std::string>>();
+  o.all_subvols = vm.count("all-subvols");
+  o.dedupe_readonly = vm.count("dedupe-readonly");
+  o.list_subvols = vm.count("list-subvols");
   if (vm.count("hashfile")) {
     o.hashfile = vm["hashfile"].as<std::string>();
     if (o.hashfile.empty()) {
@@ -349,6 +367,32 @@ ParsedCli parse_cli(int argc, const char* const* argv) {
     else if (!o.remove_from_catalog && !o.paths.empty())
       error = "-L, --stats and --history take no PATH";
     return parsed;
+  }
+  if (o.list_subvols) {
+    if (o.paths.size() != 1) error = "--list-subvols needs one PATH (any path on the filesystem)";
+    return parsed;
+  }
+  for (const auto& word : o.subvols)
+    if (word.empty()) error = "--subvol: empty ID or PATH";
+  for (const auto& word : o.exclude_subvols)
+    if (word.empty()) error = "--exclude-subvol: empty ID or PATH";
+  if (!error.empty()) return parsed;
+  if (o.fdupes && (!o.subvols.empty() || o.all_subvols || !o.exclude_subvols.empty())) {
+    error = "--fdupes takes its files from stdin: --subvol, --exclude-subvol and --all-subvols "
+            "do not apply";
+    return parsed;
+  }
+  // --subvol PATH names the filesystem by itself; an id needs a PATH on it.
+  if (o.paths.empty() && o.hashfile.empty() && !o.subvols.empty()) {
+    for (const auto& word : o.subvols)
+      if (word.find_first_not_of("0123456789") != std::string::npos) {
+        o.paths.push_back(word);
+        break;
+      }
+    if (o.paths.empty()) {
+      error = "--subvol " + o.subvols.front() + ": a subvolume id needs a PATH on its filesystem";
+      return parsed;
+    }
   }
   if (o.fdupes) {
     if (!o.paths.empty()) error = "--fdupes reads its files from stdin: give no PATH";

@@ -47,6 +47,12 @@ struct CliOptions {
   bool remove_from_catalog = false;  // -R PATH...
   bool catalog_stats = false;        // --stats
   bool catalog_history = false;      // --history
+  // Subvolumes (src/subvolume_selection.h).
+  std::vector<std::string> subvols;          // --subvol ID|PATH: exactly these
+  std::vector<std::string> exclude_subvols;  // --exclude-subvol ID|PATH
+  bool all_subvols = false;                  // --all-subvols
+  bool dedupe_readonly = false;              // --dedupe-readonly: read-only snapshots too
+  bool list_subvols = false;                 // --list-subvols PATH: list them and exit
 };
 
 struct ParsedCli {

@@ -148,6 +148,9 @@ class DedupeRun {
     switch (o.status) {
       case btrfs::DedupeStatus::Same:
         stats_.bytes_deduped += o.bytes_deduped;
+        if (o.bytes_deduped)
+          stats_.bytes_by_subvolume[scan_.files[round.destinations[d].file].subvolume] +=
+              o.bytes_deduped;
         done += o.bytes_deduped;
         if (o.bytes_deduped == 0) active = false;
         if (done >= round.length) ++stats_.ranges_same;

@@ -39,6 +39,7 @@ struct DedupeOptions {
 struct DedupeStats {
   uint64_t calls = 0;              // FIDEDUPERANGE ioctls
   uint64_t bytes_deduped = 0;      // sum of bytes the kernel reports shared
+  std::map<uint64_t, uint64_t> bytes_by_subvolume;  // of those, by the destination's subvolume
   uint64_t ranges_same = 0;
   uint64_t ranges_differ = 0;      // content was not equal: changed since the scan
   uint64_t ranges_changed = 0;     // skipped: the file changed, vanished or was replaced

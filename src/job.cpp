@@ -1,17 +1,22 @@
 #include "src/job.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <ctime>
 #include <memory>
 #include <map>
+#include <optional>
 
 #include "src/catalog_session.h"
 #include "src/dedupe_plan.h"
 #include "src/duplicate_match.h"
 #include "src/io_threads.h"
 #include "src/scanned_file.h"
+#include "src/subvolume_report.h"
+#include "src/subvolume_selection.h"
 
 namespace btrdedupe {
 namespace {
@@ -77,8 +82,26 @@ void record_in_catalog(CatalogSession* catalog, const ScanResult& scan, const Sc
     r.error = ok.error().message();
 }
 
+// With --subvol or --all-subvols: exactly these subvolumes, read as one scan (again to confirm).
+struct FlatScan {
+  std::string fs_path;
+  std::vector<SubvolumeRoot> subvolumes;
+  btrfs::Result<ScanResult> run(const ScanOptions& options) const {
+    return scan_subvolumes(fs_path, subvolumes, options);
+  }
+};
+
+// Per-subvolume figures of the run (after: the confirmation scan, when there was a dedupe).
+void fill_per_subvolume(const ScanResult& scan, const ScanResult* after, const DedupePlan& plan,
+                        FilesystemReport& r) {
+  auto all = btrfs::list_subvolumes(r.roots.front());
+  r.per_subvolume = subvolume_figures(scan, after, plan, r.dedupe.bytes_by_subvolume,
+                                      all ? *all : std::vector<btrfs::Subvolume>{});
+}
+
 void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& scan_options,
-                    ProgressSink* progress, CatalogSession* catalog, FilesystemReport& r) {
+                    ProgressSink* progress, CatalogSession* catalog, FilesystemReport& r,
+                    const FlatScan* flat = nullptr) {
   for (const auto& root : scan.roots) r.roots.push_back(root.path);
   r.fsid = scan.fs.fsid_string();
   r.subvolumes = scan.subvolumes.size();
@@ -125,6 +148,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   r.readonly_ranges_left = plan.readonly_members_skipped;
   if (o.list_groups) r.groups = list_groups(scan, matches, plan);
   if (!o.dedupe || (o.stop && o.stop->load())) {
+    fill_per_subvolume(scan, nullptr, plan, r);
     record_in_catalog(catalog, scan, nullptr, r);
     return;
   }
@@ -148,14 +172,58 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   std::vector<std::string> roots = r.roots;
   ScanOptions confirm_options = scan_options;
   confirm_options.keep_paths = false;
-  auto after = scan_roots(roots, confirm_options);
+  auto after = flat ? flat->run(confirm_options) : scan_roots(roots, confirm_options);
   r.seconds.confirm = since(t);
   if (!after) {
     r.error = "re-reading the tree after dedupe: " + after.error().message();
     return;
   }
   r.after = summarize_sharing(after->extents);
+  fill_per_subvolume(scan, &*after, plan, r);
   record_in_catalog(catalog, scan, &*after, r);
+}
+
+// Resolves o.subvolumes on the filesystem of the paths (subvolume options work on one) and
+// rewrites its words as ids, so a hashfile's scope names the subvolumes however they were
+// given. Errors go to report.path_errors; nullopt: nothing can run.
+std::optional<ResolvedSelection> select_subvolumes(JobOptions& o, JobReport& report) {
+  if (o.paths.empty()) {
+    report.path_errors.push_back("subvolume options need a PATH on the filesystem");
+    return std::nullopt;
+  }
+  std::string fsid;
+  for (const auto& p : o.paths) {
+    auto fd = btrfs::Fd::open(p, O_RDONLY | O_NONBLOCK);
+    if (!fd) {
+      report.path_errors.push_back(fd.error().message());
+      return std::nullopt;
+    }
+    auto ok = btrfs::check_is_btrfs(fd->get(), p);
+    auto info = ok ? btrfs::read_fs_info(fd->get()) : btrfs::Result<btrfs::FsInfo>(ok.error());
+    if (!info) {
+      report.path_errors.push_back(info.error().message());
+      return std::nullopt;
+    }
+    if (fsid.empty()) fsid = info->fsid_string();
+    if (fsid != info->fsid_string()) {
+      report.path_errors.push_back("--subvol, --exclude-subvol and --all-subvols work on one "
+                                   "filesystem: " + p + " is not on the filesystem of " +
+                                   o.paths.front());
+      return std::nullopt;
+    }
+  }
+  auto r = resolve_selection(o.paths.front(), o.subvolumes);
+  if (!r) {
+    report.path_errors.push_back(r.error().message());
+    return std::nullopt;
+  }
+  o.subvolumes.include.clear();
+  for (uint64_t id : r->included) o.subvolumes.include.push_back(std::to_string(id));
+  o.subvolumes.exclude.clear();
+  for (uint64_t id : r->excluded) o.subvolumes.exclude.push_back(std::to_string(id));
+  report.path_errors.insert(report.path_errors.end(), r->errors.begin(), r->errors.end());
+  report.notes.insert(report.notes.end(), r->notes.begin(), r->notes.end());
+  return std::move(*r);
 }
 
 }  // namespace
@@ -203,6 +271,16 @@ JobReport run_job(const JobOptions& options, ProgressSink* progress) {
       return report;
     }
     catalog = std::move(*session);
+  }
+  std::optional<ResolvedSelection> selection;
+  if (!o.subvolumes.empty()) {
+    selection = select_subvolumes(o, report);
+    if (!selection) {
+      report.options = o;
+      return report;
+    }
+  }
+  if (catalog) {
     auto unchanged = catalog->unchanged_since_last_run(o);
     report.options = o;
     if (!unchanged) {
@@ -225,6 +303,31 @@ JobReport run_job(const JobOptions& options, ProgressSink* progress) {
   scan_options.min_file_size = o.min_file_size;
   scan_options.exclude = o.exclude;
   scan_options.fold_readonly_aliases = !o.dedupe_readonly;
+  if (selection) scan_options.excluded_subvolumes = selection->excluded;
+
+  if (selection && o.subvolumes.flat()) {  // exactly the chosen subvolumes, as one scan
+    FilesystemReport r;
+    r.started = started;
+    const FlatScan flat{o.paths.front(), selection->roots};
+    if (flat.subvolumes.empty()) {
+      report.path_errors.push_back("no subvolume left to scan on the filesystem of " +
+                                   o.paths.front());
+      return report;
+    }
+    const auto t = Clock::now();
+    report_progress(progress, "scan", 0, 0);
+    auto scan = flat.run(scan_options);
+    r.seconds.scan = since(t);
+    if (!scan) {
+      r.roots = o.paths;
+      r.error = scan.error().message();
+    } else {
+      run_filesystem(std::move(*scan), o, scan_options, progress, catalog.get(), r, &flat);
+    }
+    report.filesystems.push_back(std::move(r));
+    report.stopped = o.stop && o.stop->load();
+    return report;
+  }
 
   // Scan each path; paths of one filesystem are deduped together, in the order given.
   std::vector<std::string> fs_order;

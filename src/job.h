@@ -12,6 +12,8 @@
 #include "src/catalog.h"
 #include "src/dedupe_engine.h"
 #include "src/fingerprint.h"
+#include "src/subvolume_report.h"
+#include "src/subvolume_selection.h"
 #include "src/tree_scan.h"
 
 namespace btrdedupe {
@@ -30,6 +32,9 @@ struct JobOptions {
   std::string hashfile;            // SQLite catalog; "" = in memory (see src/catalog.h)
   // Leaves files and nested subvolumes out of the scan (see ScanOptions::exclude).
   std::function<bool(const std::string& root, const std::string& relative)> exclude;
+  // --subvol, --exclude-subvol, --all-subvols (src/subvolume_selection.h). With a flat
+  // selection the paths only name the filesystem (they must all be on one).
+  SubvolumeSelection subvolumes;
   // Set (by a signal handler) to stop cleanly: no new dedupe round starts, no new
   // filesystem's dedupe starts; the report says so (JobReport::stopped).
   const std::atomic<bool>* stop = nullptr;
@@ -80,11 +85,15 @@ struct FilesystemReport {
   unsigned io_threads = 0;            // dedupe workers used
   DedupeStats dedupe;
   PhaseSeconds seconds;
+  // Per subvolume scanned: exclusive bytes before/after, bytes deduped (or, without a
+  // dedupe, that would be deduped) into it (src/subvolume_report.h).
+  std::vector<SubvolumeFigures> per_subvolume;
 };
 
 struct JobReport {
   std::vector<FilesystemReport> filesystems;
   std::vector<std::string> path_errors;  // paths that could not be scanned at all
+  std::vector<std::string> notes;        // worth saying, not errors (subvolumes left out)
   bool stopped = false;                  // JobOptions::stop was seen: the run ended early
   JobOptions options;                    // as run: a replay fills paths and options from the hashfile
 

@@ -139,6 +139,23 @@ Json filesystem(const FilesystemReport& r, bool groups_listed) {
     j["catalog"] = nullptr;
   }
   j["seconds"] = seconds(r.seconds);
+  Json subvolumes = Json::array();
+  for (const auto& s : r.per_subvolume) {
+    Json sj;
+    sj["id"] = s.id;
+    put_path(sj, "path", s.path);
+    sj["readonly"] = s.readonly;
+    sj["snapshot_of"] = s.snapshot_of.empty() ? Json(nullptr) : Json(s.snapshot_of);
+    sj["generation"] = s.generation;
+    sj["exclusive_before"] = s.before.exclusive;
+    sj["exclusive_after"] = s.after.exclusive;
+    sj["referenced_before"] = s.before.referenced;
+    sj["referenced_after"] = s.after.referenced;
+    sj["planned_bytes"] = s.planned_bytes;
+    sj["deduped_bytes"] = s.deduped_bytes;
+    subvolumes.push_back(sj);
+  }
+  j["per_subvolume"] = subvolumes;
   return j;
 }
 
@@ -166,11 +183,16 @@ std::string json_report(const JobReport& report, const JobOptions& job,
                       {"min_size", job.min_file_size},
                       {"io_threads", job.io_threads},
                       {"exclude", strings(c.exclude)},
-                      {"hashfile", job.hashfile.empty() ? Json(nullptr) : Json(job.hashfile)}};
+                      {"hashfile", job.hashfile.empty() ? Json(nullptr) : Json(job.hashfile)},
+                      {"subvolumes", Json{{"include", strings(job.subvolumes.include)},
+                                          {"exclude", strings(job.subvolumes.exclude)},
+                                          {"all", job.subvolumes.all}}},
+                      {"dedupe_readonly", job.dedupe_readonly}};
   Json filesystems = Json::array();
   for (const auto& fs : report.filesystems) filesystems.push_back(filesystem(fs, job.list_groups));
   j["filesystems"] = filesystems;
   j["path_errors"] = strings(report.path_errors);
+  j["notes"] = strings(report.notes);
   const RunTotals t = run_totals(report);
   j["totals"] = Json{{"filesystems", t.filesystems},
                      {"subvolumes", t.subvolumes},

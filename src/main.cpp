@@ -16,6 +16,7 @@
 #include "src/job.h"
 #include "src/json_report.h"
 #include "src/progress.h"
+#include "src/subvolume_list.h"
 #include "src/text_report.h"
 
 namespace {
@@ -91,6 +92,8 @@ int main(int argc, char** argv) {
   if (o.catalog_stats) return catalog_stats(o.hashfile, o.human, stdout, stderr);
   if (o.catalog_history) return catalog_history(o.hashfile, o.human, stdout, stderr);
   if (o.remove_from_catalog) return remove_from_catalog(o.hashfile, o.paths, stdout, stderr);
+  if (o.list_subvols)
+    return list_subvolumes_command(o.paths.front(), {o.hashfile, o.human, o.json}, stdout, stderr);
   if (!o.quiet)
     for (const auto& note : o.no_effect) std::fprintf(stderr, "btrdedupe: note: %s\n", note.c_str());
 
@@ -102,6 +105,8 @@ int main(int argc, char** argv) {
   job.block_size = o.block_size;
   job.partial = o.partial;
   job.hashfile = o.hashfile;
+  job.subvolumes = {o.subvols, o.exclude_subvols, o.all_subvols};
+  job.dedupe_readonly = o.dedupe_readonly;
   job.prefetch = o.prefetch;
   if (o.io_threads) job.io_threads = o.io_threads;
   job.list_groups = !job.dedupe || o.verbose > 0;

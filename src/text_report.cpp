@@ -51,7 +51,11 @@ class Printer {
     }
     if (!o_.quiet) {
       std::string roots;
-      for (const auto& p : r.roots) roots += (roots.empty() ? "" : ", ") + printable_path(p);
+      constexpr size_t kRootsShown = 4;  // --all-subvols: one root per subvolume
+      for (size_t i = 0; i < r.roots.size() && i < kRootsShown; ++i)
+        roots += (roots.empty() ? "" : ", ") + printable_path(r.roots[i]);
+      if (r.roots.size() > kRootsShown)
+        roots += " and " + std::to_string(r.roots.size() - kRootsShown) + " more";
       std::fprintf(out_, "Scanned %s: %llu subvolume(s), %llu files, %llu extents "
                    "(%llu tree items in %llu searches, %.2f s)\n",
                    roots.c_str(), ull(r.subvolumes), ull(r.files), ull(r.extents),
@@ -108,7 +112,10 @@ class Printer {
                      r.fsid.c_str(), ull(f.csum_searches), ull(r.planned_rounds),
                      ull(job.block_size), job.partial ? "on" : "off", job.io_threads);
     }
-    if (!r.deduped) return;
+    if (!r.deduped) {
+      subvolumes(r, job);
+      return;
+    }
     const auto& d = r.dedupe;
     if (!o_.quiet) {
       std::fprintf(out_, "Deduped %s in %llu calls (%.2f s, %u threads): %llu ranges shared, "
@@ -128,6 +135,31 @@ class Printer {
       }
     }
     for (const auto& m : d.messages) std::fprintf(err_, "btrdedupe: %s\n", m.c_str());
+    subvolumes(r, job);
+  }
+
+  // Per subvolume, when the run covered several or chose them (src/subvolume_report.h).
+  void subvolumes(const FilesystemReport& r, const JobOptions& job) const {
+    if (o_.quiet || r.per_subvolume.empty() ||
+        (r.per_subvolume.size() < 2 && job.subvolumes.empty()))
+      return;
+    std::fprintf(out_, "Per subvolume (bytes on disk; exclusive: referenced by no other "
+                 "subvolume scanned):\n");
+    for (const auto& s : r.per_subvolume) {
+      std::string what = s.readonly ? "read-only" : "";
+      if (!s.snapshot_of.empty())
+        what += (what.empty() ? "" : ", ") + std::string("snapshot of ") + printable_path(s.snapshot_of);
+      std::fprintf(out_, "  %llu %s%s: exclusive %s", ull(s.id), printable_path(s.path).c_str(),
+                   what.empty() ? "" : (" (" + what + ")").c_str(), size(s.before.exclusive).c_str());
+      if (r.deduped) std::fprintf(out_, " -> %s", size(s.after.exclusive).c_str());
+      std::fprintf(out_, ", referenced %s", size(s.before.referenced).c_str());
+      if (r.deduped) std::fprintf(out_, " -> %s", size(s.after.referenced).c_str());
+      if (r.deduped && s.deduped_bytes)
+        std::fprintf(out_, ", deduped into it %s", size(s.deduped_bytes).c_str());
+      else if (!r.deduped && s.planned_bytes)
+        std::fprintf(out_, ", -d would dedupe %s into it", size(s.planned_bytes).c_str());
+      std::fprintf(out_, "\n");
+    }
   }
 
   void groups(const FilesystemReport& r) const {
@@ -305,6 +337,8 @@ void print_text_report(const JobReport& report, const JobOptions& job,
   }
   const Printer p(o, out, err);
   for (const auto& e : report.path_errors) std::fprintf(err, "btrdedupe: %s\n", e.c_str());
+  if (!o.quiet)
+    for (const auto& n : report.notes) std::fprintf(err, "btrdedupe: note: %s\n", n.c_str());
   for (const auto& fs : report.filesystems) p.filesystem(fs, job);
   if (!o.quiet && !report.filesystems.empty()) p.summary(report, job);
   if (job.dedupe) std::fputs(summary_line(report).c_str(), out);

@@ -6,10 +6,13 @@ _btrdedupe() {
   prev=${COMP_WORDS[COMP_CWORD-1]}
   local opts="-d --dedupe -r --recursive --dry-run --exclude --min-size --dedupe-options
     --fdupes -b --blocksize --io-threads --hashfile -h --human -q --quiet -v --verbose --debug
-    --json --progress --help --version -B --batchsize --cpu-threads --skip-zeroes -A -x"
+    --json --progress --help --version -B --batchsize --cpu-threads --skip-zeroes -A -x
+    --subvol --exclude-subvol --all-subvols --dedupe-readonly --list-subvols"
   case $prev in
     --hashfile)
       COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+    --subvol|--exclude-subvol)
+      COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
     --progress)
       COMPREPLY=($(compgen -W "auto tty json none" -- "$cur")); return 0 ;;
     --dedupe-options)

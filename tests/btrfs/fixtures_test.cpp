@@ -142,7 +142,8 @@ class FixtureLayout : public BtrfsTest {
 TEST_F(FixtureLayout, ListNamesEveryLayout) {
   const std::string list = sh(std::string("bash ") + BTRDEDUPE_FIXTURES_DIR + "/build-layout --list");
   for (const char* name : {"two-copies", "reflinked", "snapshots", "compressed", "nodatacow", "inline",
-                           "prealloc", "sparse", "hardlinks", "odd-names", "layout-differs", "all"}) {
+                           "prealloc", "sparse", "hardlinks", "odd-names", "layout-differs", "backup-pool",
+                           "all"}) {
     EXPECT_NE(list.find(std::string(name) + " "), std::string::npos) << name << " missing:\n" << list;
   }
 }
@@ -487,6 +488,60 @@ TEST_F(FixtureLayout, LayoutDiffers) {
   for (const auto& e : two) EXPECT_FALSE(e.has("shared")) << describe(two);
 }
 
+TEST_F(FixtureLayout, BackupPool) {
+  build_layout("backup-pool", "bp");
+  // Two subvolumes and five read-only snapshots, each taken of A or B.
+  auto a = subvolume_show("bp/A");
+  auto b = subvolume_show("bp/B");
+  EXPECT_EQ(a["Parent UUID"], "-");
+  EXPECT_EQ(a["Flags"].find("readonly"), std::string::npos);
+  EXPECT_EQ(b["Flags"].find("readonly"), std::string::npos);
+  for (const char* snap : {"A.1", "A.2", "A.3", "B.1", "B.2"}) {
+    auto s = subvolume_show(std::string("bp/snapshots/") + snap);
+    EXPECT_NE(s["Flags"].find("readonly"), std::string::npos) << snap;
+    EXPECT_EQ(s["Parent UUID"], (snap[0] == 'A' ? a : b)["UUID"]) << snap;
+  }
+  // Machine A's tree, edited between snapshots.
+  EXPECT_EQ(files_under("bp/snapshots/A.1").size(), 35u);
+  EXPECT_EQ(files_under("bp/snapshots/A.2").size(), 35u);  // + img-7, - conf-10
+  EXPECT_EQ(files_under("bp/snapshots/A.3").size(), 37u);  // + img-8, doc-13
+  EXPECT_EQ(files_under("bp/A").size(), 38u);              // + img-9
+  EXPECT_EQ(stat_of(path("bp/snapshots/A.1/var/log/syslog")).size, 256 * kKiB);
+  EXPECT_EQ(stat_of(path("bp/A/var/log/syslog")).size, 448 * kKiB);
+  EXPECT_FALSE(same_content("bp/snapshots/A.1/home/docs/doc-03.txt", "bp/snapshots/A.2/home/docs/doc-03.txt"));
+  EXPECT_FALSE(same_content("bp/snapshots/A.3/var/db/data.db", "bp/A/var/db/data.db"));
+  // The snapshots share what did not change: the in-place database rewrite moved 128 KiB.
+  const auto db1 = extents("bp/snapshots/A.1/var/db/data.db");
+  const auto db2 = extents("bp/snapshots/A.2/var/db/data.db");
+  EXPECT_EQ(db1.front().physical, db2.front().physical) << describe(db1) << describe(db2);
+  EXPECT_GT(db2.size(), db1.size()) << describe(db2);
+  // Machine B: its backups are unshared copies of A's files, plus its own.
+  EXPECT_EQ(files_under("bp/snapshots/B.1").size(), 36u);  // A.2's home (24) and etc (9), 3 notes
+  for (const auto& name : files_under("bp/snapshots/A.2/home")) {
+    EXPECT_TRUE(same_content("bp/snapshots/A.2/home/" + name, "bp/snapshots/B.1/home/" + name)) << name;
+    if (stat_of(path("bp/snapshots/B.1/home/" + name)).size > 2048) {
+      EXPECT_NE(extents("bp/snapshots/B.1/home/" + name).front().physical,
+                extents("bp/snapshots/A.2/home/" + name).front().physical) << name;
+    }
+  }
+  EXPECT_TRUE(same_content("bp/snapshots/A.3/home/docs/doc-13.txt", "bp/snapshots/B.2/home/docs/doc-13.txt"));
+  EXPECT_FALSE(std::filesystem::exists(path("bp/snapshots/B.2/home/photos/img-9.jpg")));
+  // B's latest backup, in no snapshot: A's new photo, A.3's database, a copy of a note.
+  EXPECT_TRUE(same_content("bp/A/home/photos/img-9.jpg", "bp/B/home/photos/img-9.jpg"));
+  EXPECT_TRUE(same_content("bp/snapshots/A.3/var/db/data.db", "bp/B/var/db/data.db"));
+  EXPECT_TRUE(same_content("bp/B/b-notes/note-1", "bp/B/tmp/note-1.bak"));
+  for (const char* f : {"bp/B/home/photos/img-9.jpg", "bp/B/var/db/data.db", "bp/B/tmp/note-1.bak",
+                        "bp/B/b-notes/new-own.bin"})
+    for (const auto& e : extents(f)) EXPECT_FALSE(e.has("shared")) << f;
+  // What only B holds (as btrfs counts it): its latest backup and its new file.
+  const auto du = split(sh("btrfs filesystem du -s --raw " + q("bp/B")), '\n');
+  ASSERT_EQ(du.size(), 2u);
+  std::istringstream row(du[1]);
+  uint64_t total = 0, exclusive = 0;
+  row >> total >> exclusive;
+  EXPECT_EQ(exclusive, 3 * kMiB + 64 * kKiB + 512 * kKiB);
+}
+
 TEST_F(FixtureLayout, AllBuildsEveryLayout) {
   build_layout("all", "every");
   const std::string list = sh(std::string("bash ") + BTRDEDUPE_FIXTURES_DIR + "/build-layout --list");
@@ -498,7 +553,7 @@ TEST_F(FixtureLayout, AllBuildsEveryLayout) {
     EXPECT_TRUE(std::filesystem::is_directory(path("every/" + name))) << name;
     EXPECT_FALSE(files_under("every/" + name).empty()) << name;
   }
-  EXPECT_EQ(layouts, 11u);
+  EXPECT_EQ(layouts, 12u);
   EXPECT_EQ(files_under("every/two-copies/a").size(), 60u);
   EXPECT_NE(subvolume_show("every/snapshots/snap-ro")["Flags"].find("readonly"), std::string::npos);
 }

@@ -1,0 +1,50 @@
+// Per-subvolume figures: what each subvolume holds on disk, what only it holds, what was
+// (or would be) deduped into it. Exclusive bytes mean what qgroups mean by them: the
+// on-disk size of extents that no other subvolume references (so, what deleting the
+// subvolume would free), counted among the subvolumes scanned. Read-only snapshot files
+// folded into an identical file (ScanResult::readonly_alias_subvolumes) still count as
+// references of their snapshot.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "btrfs/subvolume.h"
+#include "src/dedupe_plan.h"
+#include "src/tree_scan.h"
+
+namespace btrdedupe {
+
+struct SubvolumeUsage {
+  uint64_t referenced = 0;  // on-disk bytes of the distinct extents its files use
+  uint64_t exclusive = 0;   // of which no other scanned subvolume uses any part
+};
+
+// Every subvolume of `scan` (those without data too), by id.
+std::map<uint64_t, SubvolumeUsage> subvolume_usage(const ScanResult& scan);
+
+// Bytes the plan dedupes into each subvolume (its destinations'), by id.
+std::map<uint64_t, uint64_t> planned_bytes_by_subvolume(const ScanResult& scan,
+                                                        const DedupePlan& plan);
+
+struct SubvolumeFigures {
+  uint64_t id = 0;
+  std::string path;           // relative to the top level; "<top level>" for id 5
+  bool readonly = false;
+  std::string snapshot_of;    // path of the subvolume it is a snapshot of ("" if none)
+  uint64_t generation = 0;    // when scanned
+  SubvolumeUsage before, after;  // after: re-read after the dedupe (= before without one)
+  uint64_t planned_bytes = 0;    // what the plan dedupes into it (-r without -d: potential)
+  uint64_t deduped_bytes = 0;    // what the kernel deduped into it
+};
+
+// One entry per subvolume of `before`, in scan order. `after` may be null (no dedupe);
+// `all` (every subvolume of the filesystem) names snapshots' origins.
+std::vector<SubvolumeFigures> subvolume_figures(
+    const ScanResult& before, const ScanResult* after, const DedupePlan& plan,
+    const std::map<uint64_t, uint64_t>& deduped_by_subvolume,
+    const std::vector<btrfs::Subvolume>& all);
+
+}  // namespace btrdedupe
