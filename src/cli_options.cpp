@@ -73,8 +73,8 @@ po::options_description visible_options() {
        "auto (a live line when stderr is a terminal), tty (always), json (line-delimited "
        "JSON events on stderr), none")
       ("prefetch", po::value<std::string>()->value_name("HOW"),
-       "how each dedupe round warms the page cache before the kernel compares: read "
-       "(default), readahead, fadvise, none")
+       "how each dedupe round warms the page cache before the kernel compares: fadvise "
+       "(default), read, readahead, none")
       ("help", "show this help and exit")
       ("version", "show the version and exit");
   po::options_description compat("Accepted for duperemove scripts, without effect here");

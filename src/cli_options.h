@@ -36,7 +36,7 @@ struct CliOptions {
   bool fdupes = false;         // --fdupes: file groups from stdin
   bool json = false;           // --json: the report as one JSON document on stdout
   ProgressMode progress = ProgressMode::Auto;
-  Prefetch prefetch = Prefetch::Read;
+  Prefetch prefetch = Prefetch::Fadvise;
   std::string hashfile;        // --hashfile=F (the catalog; see JobOptions::hashfile)
   // Accepted for duperemove compatibility, without effect here; each is noted once.
   std::vector<std::string> no_effect;

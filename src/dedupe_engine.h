@@ -20,14 +20,15 @@ namespace btrdedupe {
 // compares them).
 enum class Prefetch {
   None,       // the kernel's compare reads cold pages one folio at a time
-  Read,       // pread the ranges sequentially (default)
+  Read,       // pread the ranges sequentially, copying them to a scratch buffer
   Readahead,  // readahead(2): asynchronous, may return before the pages are in
-  Fadvise,    // posix_fadvise(POSIX_FADV_WILLNEED)
+  Fadvise,    // posix_fadvise(POSIX_FADV_WILLNEED): large asynchronous reads, no copy;
+              // the default, fastest measured (docs/benchmarks.md, "Prefetch")
 };
 
 struct DedupeOptions {
   unsigned io_threads = 2;
-  Prefetch prefetch = Prefetch::Read;
+  Prefetch prefetch = Prefetch::Fadvise;
   unsigned eagain_retries = 3;     // a send on the destination's subvolume: wait and retry
   unsigned eagain_wait_ms = 1000;
   // Called after each round with the bytes deduped so far (from worker threads, serialised).

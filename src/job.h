@@ -27,7 +27,7 @@ struct JobOptions {
   bool partial = true;             // range matches inside non-identical files
   bool dedupe_readonly = false;    // allow destinations in read-only snapshots
   unsigned io_threads = 0;         // dedupe workers; 0: by the storage (src/io_threads.h)
-  Prefetch prefetch = Prefetch::Read;
+  Prefetch prefetch = Prefetch::Fadvise;
   bool list_groups = false;        // keep every group's member paths in the report
   std::string hashfile;            // SQLite catalog; "" = in memory (see src/catalog.h)
   // Leaves files and nested subvolumes out of the scan (see ScanOptions::exclude).
