@@ -382,8 +382,9 @@ ParsedCli parse_cli(int argc, const char* const* argv) {
             "do not apply";
     return parsed;
   }
-  // --subvol PATH names the filesystem by itself; an id needs a PATH on it.
-  if (o.paths.empty() && o.hashfile.empty() && !o.subvols.empty()) {
+  // --subvol PATH names the filesystem by itself (also with --hashfile: not a replay then);
+  // an id needs a PATH on it.
+  if (o.paths.empty() && !o.subvols.empty()) {
     for (const auto& word : o.subvols)
       if (word.find_first_not_of("0123456789") != std::string::npos) {
         o.paths.push_back(word);

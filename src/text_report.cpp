@@ -146,6 +146,7 @@ class Printer {
     std::fprintf(out_, "Per subvolume (bytes on disk; exclusive: referenced by no other "
                  "subvolume scanned):\n");
     for (const auto& s : r.per_subvolume) {
+      if (!s.before.referenced && !s.after.referenced && !s.planned_bytes) continue;  // no data
       std::string what = s.readonly ? "read-only" : "";
       if (!s.snapshot_of.empty())
         what += (what.empty() ? "" : ", ") + std::string("snapshot of ") + printable_path(s.snapshot_of);

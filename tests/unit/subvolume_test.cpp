@@ -115,6 +115,9 @@ TEST(SubvolumeCli, OptionsAndTheirErrors) {
   EXPECT_EQ(p.error, "");
   EXPECT_EQ(p.options.paths, (std::vector<std::string>{"/pool/B"}));
   EXPECT_NE(parse({"-d", "--subvol", "257"}).error, "");
+  EXPECT_NE(parse({"-d", "--subvol", "257", "--hashfile=h"}).error, "");
+  EXPECT_EQ(parse({"-d", "--subvol", "/pool/B", "--hashfile=h"}).options.paths,
+            (std::vector<std::string>{"/pool/B"}));
   EXPECT_EQ(parse({"--all-subvols", "/"}).error, "");
   EXPECT_TRUE(parse({"--all-subvols", "/"}).options.all_subvols);
   EXPECT_NE(parse({"--subvol="}).error, "");
