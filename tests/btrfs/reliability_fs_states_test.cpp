@@ -200,6 +200,31 @@ TEST_F(FsStatesTest, SendInProgressIsRetriedThenReportedAndTheRunGoesOn) {
   expect_unchanged(before);
 }
 
+// The same through the binary (--dedupe-readonly makes the snapshot's file a destination):
+// three retries a second apart, then reported; the run goes on and exits 3.
+TEST_F(FsStatesTest, SendInProgressThroughTheBinaryIsReportedAndTheRunGoesOn) {
+  sh("cd " + shell_quote(path("")) +
+     " && btrfs -q subvolume create data && btrfs -q subvolume create vol"
+     " && head -c 4194304 /dev/urandom > data/x && cp --reflink=always data/x data/x-ref"
+     " && cp --reflink=never data/x vol/y && btrfs -q subvolume snapshot -r vol snap"
+     " && btrfs -q subvolume delete vol"
+     " && head -c 1048576 /dev/urandom > data/z1 && cp --reflink=never data/z1 data/z2 && sync");
+  const auto before = state();
+  Child send({"/bin/sh", "-c",
+              "btrfs send -q " + shell_quote(path("snap")) + " | (sleep 8; cat > /dev/null)"},
+             fs().image_file() + ".send");
+  std::this_thread::sleep_for(500ms);
+  ASSERT_TRUE(send.running()) << send.output();
+  injected();
+  const auto r = btrdedupe("-dr --dedupe-readonly " + shell_quote(path("")));
+  EXPECT_TRUE(send.running()) << "the send ended before the last retry";
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_TRUE(has(r.output, "snap/y: a send is running on its subvolume")) << r.output;
+  EXPECT_EQ(net_change(r.output), 1048576) << r.output;  // data/z2 joined data/z1
+  EXPECT_EQ(send.wait(), 0) << send.output();
+  expect_unchanged(before);
+}
+
 // swapon's refusal is the only reason to skip: a sandbox may not allow it.
 TEST_F(FsStatesTest, ActiveSwapfileIsTxtBsyAndTheRunGoesOn) {
   sh("cd " + shell_quote(path("")) +

@@ -42,12 +42,15 @@ TEST(ReliabilityInput, PathsThatCannotBeScannedAreNamedAndExitOne) {
   r = run_binary("-dr /proc");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(has(r.output, "is on proc, not btrfs")) << r.output;
+  print_counts({3, 0, 0, 0});
 }
 
 TEST(ReliabilityInput, BadSizesAreUsageErrors) {
-  for (const char* args : {"-b 3K", "-b 0", "-b 4097", "-b 2G", "-b -4K", "-b ''", "-b 4X",
-                           "-b 99999999999999999999", "-b 17179869184T", "--min-size=-1",
-                           "--min-size 1E", "--io-threads 100000"}) {
+  const std::vector<std::string> bad = {"-b 3K", "-b 0", "-b 4097", "-b 2G", "-b -4K", "-b ''",
+                                       "-b 4X", "-b 99999999999999999999", "-b 17179869184T",
+                                       "--min-size=-1", "--min-size 1E", "--io-threads 100000"};
+  print_counts({bad.size(), 0, 0, 0});
+  for (const auto& args : bad) {
     const auto r = run_binary(std::string(args) + " -dr /nonexistent");
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << args << ": " << r.output;
@@ -66,6 +69,7 @@ TEST(ReliabilityInput, OptionTextsWithPlaceholdersAreUsageErrorsNotHangs) {
       {"--%value%=%value%", "%value%"},
       {"-B %original_token%%prefix%%option%", "'%original_token%%prefix%%option%'"},
   };
+  print_counts({cases.size(), 0, 0, 0});
   for (const auto& [args, shown] : cases) {
     const auto r =
         run_command("timeout 10 " + std::string(BTRDEDUPE_BINARY) + " " + args + " /nonexistent");
@@ -87,6 +91,7 @@ class InputTest : public ReliabilityTest {
 TEST_F(InputTest, FileInsteadOfDirectoryWithRecursiveScansThatFile) {
   pair("a", "b");
   const auto before = state();
+  injected();
   auto r = btrdedupe("-dr " + shell_quote(path("a")));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(net_change(r.output), 0) << r.output;  // one file: nothing to pair it with
@@ -103,6 +108,7 @@ TEST_F(InputTest, ExcludePatternsThatMatchEverythingLeaveNothingToDo) {
      " " + shell_quote(path("sub/c")) + " && sync");
   const auto before = state();
   for (const std::string& pattern : std::vector<std::string>{"*", "/*", "?*", path("") + "/*"}) {
+    injected();
     const auto r =
         btrdedupe("-dr --exclude " + shell_quote(pattern) + " " + shell_quote(path("")));
     EXPECT_EQ(r.exit_code, 0) << pattern << ": " << r.output;
@@ -116,6 +122,7 @@ TEST_F(InputTest, UnusualButValidBlockSizesWork) {
   const auto before = state();
   for (const char* b : {"4K", "4096", "1G", "132k"}) {
     sh("cp --reflink=never " + shell_quote(path("a")) + " " + shell_quote(path("c")) + " && sync");
+    injected();
     const auto r = btrdedupe(std::string("-dr -b ") + b + " " + shell_quote(path("")));
     EXPECT_EQ(r.exit_code, 0) << b << ": " << r.output;
     EXPECT_GE(net_change(r.output), 3 << 20) << b << ": " << r.output;
@@ -127,6 +134,7 @@ TEST_F(InputTest, UnusualButValidBlockSizesWork) {
 TEST_F(InputTest, OddNamesAreDedupedAndPrintedEscaped) {
   build_layout("odd-names", "o");
   const auto before = state();
+  injected(11);  // the 11 odd names (each twice)
   const auto r = btrdedupe("-dr -v " + shell_quote(path("o")));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_GE(net_change(r.output), 54652) << r.output;  // 11 pairs (fixtures/README.md)
@@ -148,6 +156,7 @@ TEST_F(InputTest, TreeDeeperThanPathMaxIsScannedAndDeduped) {
                               shell_quote(path("top")) + " f && cp --reflink=never f g && sync"));
   const auto before = state();
   ASSERT_EQ(before.size(), 3u);
+  injected();
   size_t longest = 0;
   for (const auto& [rel, s] : before) longest = std::max(longest, rel.size());
   EXPECT_GT(longest + path("").size(), static_cast<size_t>(PATH_MAX));
@@ -179,6 +188,7 @@ TEST_F(InputTest, TwentyThousandEntriesInOneDirectory) {
   }
   const auto before = state();
   ASSERT_EQ(before.size(), 20000u);
+  injected();
   const auto r = btrdedupe("-dr " + shell_quote(dir));
   EXPECT_EQ(r.exit_code, 0) << r.output.substr(0, 4000);
   EXPECT_EQ(net_change(r.output), 10000 * 4096) << r.output.substr(0, 4000);
@@ -247,6 +257,7 @@ TEST_F(HashfileInputTest, ReadOnlyHashfiles) {
   const auto before = state();
   // Mode 0400: root's open for writing ignores the mode bits, so the run uses it.
   sh("touch " + shell_quote(hashfile_) + " && chmod 400 " + shell_quote(hashfile_));
+  injected();
   auto r = btrdedupe("-dr --hashfile=" + shell_quote(hashfile_) + " " + shell_quote(path("")));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(net_change(r.output), 1048576) << r.output;
@@ -278,6 +289,7 @@ TEST_F(HashfileInputTest, HashfileOnTheFilesystemBeingDedupedWorks) {
   const std::string inside = path("btrdedupe.hash");
   auto not_hashfile = [](const std::string& rel) { return rel.rfind("btrdedupe.hash", 0) == 0; };
   const auto before = state("", not_hashfile);
+  injected();
   auto r = btrdedupe("-dr --hashfile=" + shell_quote(inside) + " " + shell_quote(path("")));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(net_change(r.output), 1048576) << r.output;

@@ -181,15 +181,19 @@ int Child::wait() {
 
 std::string Child::output() const { return read_file(output_file_); }
 
-void ReliabilityTest::TearDown() {
+void print_counts(const ReliabilityCounts& counts) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::printf("[reliability] %s.%s faults=%llu runs_killed=%llu files_checked=%llu "
               "bytes_verified=%llu\n",
               info->test_suite_name(), info->name(),
-              static_cast<unsigned long long>(counts_.faults),
-              static_cast<unsigned long long>(counts_.runs_killed),
-              static_cast<unsigned long long>(counts_.files_checked),
-              static_cast<unsigned long long>(counts_.bytes_verified));
+              static_cast<unsigned long long>(counts.faults),
+              static_cast<unsigned long long>(counts.runs_killed),
+              static_cast<unsigned long long>(counts.files_checked),
+              static_cast<unsigned long long>(counts.bytes_verified));
+}
+
+void ReliabilityTest::TearDown() {
+  print_counts(counts_);
   BtrfsTest::TearDown();
 }
 

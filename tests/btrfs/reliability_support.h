@@ -24,6 +24,9 @@ struct ReliabilityCounts {
   uint64_t bytes_verified = 0;  // bytes hashed for them
 };
 
+// Prints the [reliability] line of the running test (ReliabilityTest does so on teardown).
+void print_counts(const ReliabilityCounts& counts);
+
 struct FileState {
   uint64_t size = 0;
   int64_t mtime_ns = 0;
