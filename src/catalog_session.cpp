@@ -113,7 +113,8 @@ btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open(JobOptions& 
   return s;
 }
 
-btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& options) {
+btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& options,
+                                                             const std::vector<uint64_t>* will_scan) {
   CatalogScope scope;
   for (const auto& p : options.paths) {
     char* real = ::realpath(p.c_str(), nullptr);
@@ -137,6 +138,9 @@ btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& o
   generations_at_start_ = std::move(*current);
   const auto stored = catalog_->subvolume_generations();
   if (stored.empty()) return false;
+  if (will_scan)
+    for (uint64_t id : *will_scan)
+      if (!stored.count(id)) return false;
   for (const auto& [id, gen] : stored) {
     auto it = generations_at_start_.find(id);
     if (it == generations_at_start_.end() || it->second != gen) return false;

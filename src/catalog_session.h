@@ -30,7 +30,10 @@ class CatalogSession {
 
   // Binds the catalog to the filesystem of the job's paths and to its scope, and reads the
   // subvolume generations before any tree is read. True when nothing changed.
-  btrfs::Result<bool> unchanged_since_last_run(const JobOptions& options);
+  // `will_scan` (a flat subvolume selection): the subvolumes the run is to scan; one the
+  // last run did not scan (a new snapshot under --all-subvols) is a change.
+  btrfs::Result<bool> unchanged_since_last_run(const JobOptions& options,
+                                               const std::vector<uint64_t>* will_scan = nullptr);
 
   // Fingerprints the changed files of `scan` and the catalogued files they may duplicate;
   // other files keep empty (unknown) sums and are left out of matching.

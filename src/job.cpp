@@ -134,7 +134,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   MatchOptions mo;
   mo.block_size = o.block_size;
   mo.partial = o.partial;
-  const auto matches = find_duplicates(scan, *fp, mo);
+  auto matches = find_duplicates(scan, *fp, mo);
   fp->files.clear();  // the sums are no longer needed: free them before dedupe
   fp->files.shrink_to_fit();
   PlanOptions po;
@@ -147,6 +147,8 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   r.planned_rounds = plan.rounds.size();
   r.readonly_ranges_left = plan.readonly_members_skipped;
   if (o.list_groups) r.groups = list_groups(scan, matches, plan);
+  matches.groups.clear();  // the plan holds what dedupe needs
+  matches.groups.shrink_to_fit();
   if (!o.dedupe || (o.stop && o.stop->load())) {
     fill_per_subvolume(scan, nullptr, plan, r);
     record_in_catalog(catalog, scan, nullptr, r);
@@ -281,7 +283,11 @@ JobReport run_job(const JobOptions& options, ProgressSink* progress) {
     }
   }
   if (catalog) {
-    auto unchanged = catalog->unchanged_since_last_run(o);
+    std::vector<uint64_t> will_scan;
+    if (selection)
+      for (const auto& root : selection->roots) will_scan.push_back(root.id);
+    auto unchanged = catalog->unchanged_since_last_run(
+        o, selection && o.subvolumes.flat() ? &will_scan : nullptr);
     report.options = o;
     if (!unchanged) {
       report.path_errors.push_back(unchanged.error().message());

@@ -415,6 +415,27 @@ TEST_F(SubvolumePool, NewSnapshotIsPickedUpIncrementallyWithoutFingerprints) {
   run_command("rm -f " + shell_quote(hashfile) + "*");
 }
 
+TEST_F(SubvolumePool, AllSubvolsHashfileSeesANewSnapshotWhoseParentIsNotScanned) {
+  // The top level (where pool/snapshots lives) is left out: a new snapshot there changes no
+  // scanned subvolume's generation, yet it is a subvolume the next run must scan.
+  const std::string hashfile = fs().image_file() + ".hash";
+  const std::string args =
+      "-dr --all-subvols --exclude-subvol 5 --hashfile=" + shell_quote(hashfile) + " " + q("pool");
+  int code = -1;
+  auto first = btrdedupe_json(args, &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(first["filesystems"][0]["scan"]["subvolumes"], 7);
+  EXPECT_EQ(btrdedupe_json(args, &code)["filesystems"][0]["catalog"]["unchanged"], true);
+  sh("btrfs -q subvolume snapshot -r " + q("pool/B") + " " + q("pool/snapshots/B.3") + " && sync");
+  auto second = btrdedupe_json(args, &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(second["filesystems"][0]["catalog"]["unchanged"], false);
+  EXPECT_EQ(second["filesystems"][0]["scan"]["subvolumes"], 8);
+  EXPECT_NE(subvolume(second, "pool/snapshots/B.3"), nullptr);
+  EXPECT_EQ(btrdedupe_json(args, &code)["filesystems"][0]["catalog"]["unchanged"], true);
+  run_command("rm -f " + shell_quote(hashfile) + "*");
+}
+
 TEST_F(SubvolumePool, ListSubvolsShowsEachWithWhatItHolds) {
   auto r = btrdedupe("--list-subvols " + q("pool/A/home"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
