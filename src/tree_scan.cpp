@@ -47,7 +47,9 @@ struct SubvolumeTree {
   std::vector<PendingExtent> extents;
 };
 
-btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanResult& out) {
+// names: keep each inode's name (for paths); without, only the parent links membership needs.
+btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanResult& out,
+                                                 bool names) {
   btrfs::SearchKey key;
   key.tree_id = subvol;
   key.min_objectid = BTRFS_FIRST_FREE_OBJECTID;
@@ -75,21 +77,21 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
       }
       case BTRFS_INODE_REF_KEY: {
         auto& e = tree.inodes[it.objectid];
-        if (!e.name.empty()) break;  // first name is enough for reports
+        if (e.parent != 0) break;  // the first name is enough for reports
         auto refs = btrfs::decode_inode_refs(it.offset, it.data);
         if (refs && !refs->empty()) {
           e.parent = (*refs)[0].parent;
-          e.name = std::move((*refs)[0].name);
+          if (names) e.name = std::move((*refs)[0].name);
         }
         break;
       }
       case BTRFS_INODE_EXTREF_KEY: {
         auto& e = tree.inodes[it.objectid];
-        if (!e.name.empty()) break;
+        if (e.parent != 0) break;
         auto refs = btrfs::decode_inode_extrefs(it.data);
         if (refs && !refs->empty()) {
           e.parent = (*refs)[0].parent;
-          e.name = std::move((*refs)[0].name);
+          if (names) e.name = std::move((*refs)[0].name);
         }
         break;
       }
@@ -305,7 +307,7 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
     queue.pop_front();
     const std::string& root = out.roots[work.root].path;
     const bool root_is_file = out.roots[work.root].is_file;
-    auto tree = read_subvolume_tree(fd, work.subvol, out);
+    auto tree = read_subvolume_tree(fd, work.subvol, out, options.keep_paths || options.exclude);
     if (!tree) return tree.error();
     for (const auto& sv : all) {
       if (sv.id == work.subvol) out.subvolumes.push_back(sv);
