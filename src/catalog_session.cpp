@@ -36,6 +36,8 @@ std::string options_text(const JobOptions& o) {
     text += " subvols=" + list(o.subvolumes.include) + " exclude_subvols=" +
             list(o.subvolumes.exclude) + " all_subvols=" + (o.subvolumes.all ? "1" : "0");
   }
+  // Other patterns leave other files out: another scope. Last, as patterns may hold spaces.
+  for (const auto& p : o.exclude_patterns) text += " exclude=" + p;
   return text;
 }
 
@@ -106,6 +108,10 @@ btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open(JobOptions& 
       return btrfs::Error{EINVAL, "hashfile " + options.hashfile +
                                       " holds no earlier run to repeat: give the paths to scan"};
     options.paths = scope->roots;
+    if (scope->options.find(" exclude=") != std::string::npos)
+      return btrfs::Error{EINVAL, "hashfile " + options.hashfile +
+                                      " was made by a run with --exclude: give its paths and "
+                                      "patterns again to repeat it"};
     apply_options_text(scope->options, options);
     options.dedupe = options.dedupe || scope->dedupe;
   }
@@ -133,6 +139,9 @@ btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& o
   if (auto ok = catalog_->bind(info->fsid_string()); !ok) return ok.error();
   if (auto ok = catalog_->set_scope(scope); !ok) return ok.error();
 
+  // A subvolume's generation (its root item) only moves when a transaction commits: a file
+  // changed in the last seconds (up to the 30 s commit interval) would look unchanged.
+  ::syncfs(fd->get());
   auto current = current_generations(first_path_);
   if (!current) return current.error();
   generations_at_start_ = std::move(*current);

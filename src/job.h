@@ -32,6 +32,8 @@ struct JobOptions {
   std::string hashfile;            // SQLite catalog; "" = in memory (see src/catalog.h)
   // Leaves files and nested subvolumes out of the scan (see ScanOptions::exclude).
   std::function<bool(const std::string& root, const std::string& relative)> exclude;
+  // The patterns behind `exclude`, as given: part of a hashfile's scope.
+  std::vector<std::string> exclude_patterns;
   // --subvol, --exclude-subvol, --all-subvols (src/subvolume_selection.h). With a flat
   // selection the paths only name the filesystem (they must all be on one).
   SubvolumeSelection subvolumes;

@@ -140,6 +140,7 @@ int main(int argc, char** argv) {
   } else if (!o.exclude.empty()) {
     job.exclude = user_excluded;
   }
+  job.exclude_patterns = o.exclude;
 
   install_stop_handlers();
   job.stop = &g_stop;

@@ -208,6 +208,25 @@ TEST_F(CatalogTest, ListStatsHistoryAndRemove) {
   EXPECT_EQ(run_command(std::string(BTRDEDUPE_BINARY) + " -L").exit_code, 2);
 }
 
+TEST_F(CatalogTest, OtherExcludePatternsAreAnotherScope) {
+  const std::string bin = std::string(BTRDEDUPE_BINARY) + " -dr --hashfile=" + shell_quote(hashfile_);
+  auto first = run_command(bin + " --exclude 'f3*' " + shell_quote(path("tree")));
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("net change in shared extents of: 0\n"), std::string::npos)
+      << first.output;  // the only duplicate pair was left out
+  auto same = run_command(bin + " --exclude 'f3*' " + shell_quote(path("tree")));
+  EXPECT_NE(same.output.find("Nothing changed since the last run"), std::string::npos) << same.output;
+  auto replay = run_command(std::string(BTRDEDUPE_BINARY) + " --hashfile=" + shell_quote(hashfile_));
+  EXPECT_EQ(replay.exit_code, 1) << replay.output;
+  EXPECT_NE(replay.output.find("was made by a run with --exclude"), std::string::npos)
+      << replay.output;
+  // Without the pattern the pair is in scope again: not "nothing changed".
+  auto without = run_command(bin + " " + shell_quote(path("tree")));
+  EXPECT_EQ(without.exit_code, 0) << without.output;
+  EXPECT_NE(without.output.find("net change in shared extents of: 212992\n"), std::string::npos)
+      << without.output;
+}
+
 class CatalogOtherFs : public CatalogTest {};
 
 TEST_F(CatalogOtherFs, HashfileOfAnotherFilesystemIsRefused) {
