@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/btrfs_tree.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -249,6 +250,9 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
   auto fd = btrfs::Fd::open(root, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   if (!fd) return fd.error();
   if (auto ok = btrfs::check_is_btrfs(fd->get(), root); !ok) return ok.error();
+  // Data written but not yet flushed (delalloc) has no extent item yet: the scan would see
+  // such a file without data and pass it over. Flush the filesystem first.
+  ::syncfs(fd->get());
   struct stat st {};
   if (::fstat(fd->get(), &st) != 0) return btrfs::errno_error("stat " + root);
   if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
