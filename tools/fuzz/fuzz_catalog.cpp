@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "src/catalog.h"
@@ -12,18 +13,25 @@
 
 namespace {
 
-std::string scratch_file() {
-  static const std::string file = [] {
-    const char* base = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    std::string dir = std::string(base) + "/btrdedupe-fuzz-catalog-XXXXXX";
-    if (!::mkdtemp(dir.data())) std::abort();
-    return dir + "/hashfile";
-  }();
-  return file;
-}
+std::string scratch_dir;
 
 void remove_all(const std::string& f) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((f + suffix).c_str());
+}
+
+std::string scratch_file() {
+  static const std::string file = [] {
+    const char* base = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    scratch_dir = std::string(base) + "/btrdedupe-fuzz-catalog-XXXXXX";
+    if (!::mkdtemp(scratch_dir.data())) std::abort();
+    // libFuzzer ends a bounded run with exit(): leave nothing behind.
+    std::atexit([] {
+      remove_all(scratch_dir + "/hashfile");
+      ::rmdir(scratch_dir.c_str());
+    });
+    return scratch_dir + "/hashfile";
+  }();
+  return file;
 }
 
 }  // namespace
