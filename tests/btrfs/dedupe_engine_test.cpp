@@ -8,6 +8,7 @@
 #include "src/duplicate_match.h"
 #include "src/fingerprint.h"
 #include "support/btrfs_image.h"
+#include "support/planned_dedupe.h"
 #include "support/shell.h"
 
 namespace btrdedupe::test {
@@ -22,26 +23,8 @@ class DedupeEngineTest : public BtrfsTest {
               " && find . -type f -print0 | sort -z | xargs -0 -r sha256sum");
   }
 
-  struct Pipeline {
-    ScanResult scan;
-    FingerprintResult fp;
-    MatchResult matches;
-    DedupePlan plan;
-  };
-
-  Pipeline plan(const std::string& rel, const PlanOptions& po = {}) {
-    Pipeline p;
-    auto scan = scan_tree(path(rel), {});
-    EXPECT_TRUE(scan.ok()) << scan.error().message();
-    if (!scan.ok()) return p;
-    p.scan = std::move(*scan);
-    auto fp = fingerprint(p.scan);
-    EXPECT_TRUE(fp.ok()) << fp.error().message();
-    if (!fp.ok()) return p;
-    p.fp = std::move(*fp);
-    p.matches = find_duplicates(p.scan, p.fp, {});
-    p.plan = plan_rounds(p.scan, p.matches, po);
-    return p;
+  PlannedDedupe plan(const std::string& rel, const PlanOptions& po = {}) {
+    return plan_dedupe(path(rel), po);
   }
 
   SharingSummary sharing(const std::string& rel) {

@@ -15,6 +15,7 @@
 #include <random>
 #include <thread>
 
+#include "support/planned_dedupe.h"
 #include "src/dedupe_engine.h"
 #include "src/dedupe_plan.h"
 #include "src/duplicate_match.h"
@@ -29,22 +30,7 @@ using namespace std::chrono_literals;
 
 class ChangesTest : public ReliabilityTest {
  protected:
-  struct Pipeline {
-    ScanResult scan;
-    DedupePlan plan;
-  };
-  Pipeline plan(const std::string& rel) {
-    Pipeline p;
-    auto scan = scan_tree(path(rel), {});
-    EXPECT_TRUE(scan.ok()) << scan.error().message();
-    if (!scan.ok()) return p;
-    p.scan = std::move(*scan);
-    auto fp = fingerprint(p.scan);
-    EXPECT_TRUE(fp.ok()) << fp.error().message();
-    if (!fp.ok()) return p;
-    p.plan = plan_rounds(p.scan, find_duplicates(p.scan, *fp, {}), {});
-    return p;
-  }
+  PlannedDedupe plan(const std::string& rel) { return plan_dedupe(path(rel)); }
 
   // `count` groups of `copies` identical files of `size` bytes each under rel/gNNN/.
   void make_groups(const std::string& rel, int count, int copies, int size) {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <thread>
 
+#include "support/planned_dedupe.h"
 #include "src/dedupe_engine.h"
 #include "src/dedupe_plan.h"
 #include "src/duplicate_match.h"
@@ -20,26 +21,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-struct Pipeline {
-  ScanResult scan;
-  DedupePlan plan;
-};
-
-Pipeline plan_dedupe(const std::string& dir, bool dedupe_readonly = false) {
-  Pipeline p;
-  ScanOptions so;
-  so.fold_readonly_aliases = !dedupe_readonly;
-  auto scan = scan_tree(dir, so);
-  EXPECT_TRUE(scan.ok()) << scan.error().message();
-  if (!scan.ok()) return p;
-  p.scan = std::move(*scan);
-  auto fp = fingerprint(p.scan);
-  EXPECT_TRUE(fp.ok()) << fp.error().message();
-  if (!fp.ok()) return p;
-  PlanOptions po;
-  po.dedupe_readonly = dedupe_readonly;
-  p.plan = plan_rounds(p.scan, find_duplicates(p.scan, *fp, {}), po);
-  return p;
+PlanOptions readonly_destinations_too() {
+  PlanOptions o;
+  o.dedupe_readonly = true;
+  return o;
 }
 
 bool has(const std::string& text, const std::string& what) {
@@ -160,7 +145,7 @@ TEST_F(FsStatesTest, SendInProgressIsRetriedThenReportedAndTheRunGoesOn) {
         fs().image_file() + ".send");
   };
   {
-    auto p = plan_dedupe(path(""), true);
+    auto p = plan_dedupe(path(""), readonly_destinations_too());
     ASSERT_EQ(p.plan.rounds.size(), 2u);
     auto send = send_for(4);
     std::this_thread::sleep_for(500ms);
@@ -181,7 +166,7 @@ TEST_F(FsStatesTest, SendInProgressIsRetriedThenReportedAndTheRunGoesOn) {
   }
   {
     // The send ends after about 1 s: the retry 1.4 s in succeeds.
-    auto p = plan_dedupe(path(""), true);
+    auto p = plan_dedupe(path(""), readonly_destinations_too());
     ASSERT_EQ(p.plan.rounds.size(), 1u);
     auto send = send_for(1);
     std::this_thread::sleep_for(300ms);

@@ -1,0 +1,24 @@
+// The engine's stages up to a dedupe plan, for tests that then change files before
+// running the plan (or inspect it). Failures are reported as test failures.
+#pragma once
+
+#include <string>
+
+#include "src/dedupe_plan.h"
+#include "src/duplicate_match.h"
+#include "src/fingerprint.h"
+#include "src/tree_scan.h"
+
+namespace btrdedupe::test {
+
+struct PlannedDedupe {
+  ScanResult scan;
+  FingerprintResult fp;
+  MatchResult matches;
+  DedupePlan plan;
+};
+
+// Scans `dir` (recursively), fingerprints, matches and plans.
+PlannedDedupe plan_dedupe(const std::string& dir, const PlanOptions& options = {});
+
+}  // namespace btrdedupe::test
