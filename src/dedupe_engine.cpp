@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -18,10 +20,23 @@ namespace {
 
 constexpr size_t kMaxMessages = 20;
 constexpr size_t kPrefetchChunk = 1 << 20;
+// Open files held by prefetched rounds waiting in the queue: well under the usual 1024 limit.
+constexpr size_t kMaxQueuedFds = 256;
 
 struct PendingRetry {
   size_t round;
   size_t destination;
+};
+
+// A round whose files are open and whose ranges were asked into the page cache, waiting
+// for a worker to make its call.
+struct PreparedRound {
+  size_t index = 0;
+  std::optional<size_t> only;      // a retry of one destination
+  btrfs::Fd source;
+  std::vector<btrfs::Fd> fds;
+  std::vector<size_t> which;       // destination index in the round for each open fd
+  uint64_t window_bytes = 0;       // counted against DedupeOptions::prefetch_window
 };
 
 class DedupeRun {
@@ -32,7 +47,9 @@ class DedupeRun {
   DedupeStats run() {
     const unsigned n = std::max(1u, options_.io_threads);
     std::vector<std::thread> workers;
+    std::thread producer([this] { produce(); });
     for (unsigned i = 0; i < n; ++i) workers.emplace_back([this] { work(); });
+    producer.join();
     for (auto& t : workers) t.join();
     if (no_space_) {
       stats_.ranges_not_tried += retries_.size();
@@ -51,11 +68,67 @@ class DedupeRun {
   }
 
  private:
+  // Asynchronous prefetch (fadvise, readahead) is issued here, ahead of the workers, so the
+  // device reads the next rounds while the CPUs compare the current ones. A synchronous
+  // read would serialise the pool behind this thread: that mode reads in the worker.
+  bool prefetch_ahead() const {
+    return options_.prefetch == Prefetch::Fadvise || options_.prefetch == Prefetch::Readahead;
+  }
+
+  // Opens and prefetches rounds in plan (physical) order into a queue bounded by bytes
+  // and open files, so memory and page cache use stay flat whatever the plan's size.
+  void produce() {
+    std::vector<uint8_t> no_buffer;
+    for (size_t r = 0; r < plan_.rounds.size() && !stopping() && !no_space_; ++r) {
+      produced_ = r + 1;
+      auto prepared = prepare(r, std::nullopt, prefetch_ahead(), no_buffer);
+      if (!prepared) continue;
+      std::unique_lock lock(queue_mu_);
+      queue_space_.wait(lock, [&] {
+        return queue_.empty() ||
+               (queued_bytes_ + prepared->window_bytes <= options_.prefetch_window &&
+                queued_fds_ + prepared->fds.size() + 1 <= kMaxQueuedFds);
+      });
+      queued_bytes_ += prepared->window_bytes;
+      queued_fds_ += prepared->fds.size() + 1;
+      queue_.push_back(std::move(*prepared));
+      queue_ready_.notify_one();
+    }
+    if (no_space_) {  // the rounds never produced are not tried either
+      std::lock_guard lock(mu_);
+      for (size_t r = produced_; r < plan_.rounds.size(); ++r)
+        stats_.ranges_not_tried += plan_.rounds[r].destinations.size();
+    }
+    std::lock_guard lock(queue_mu_);
+    produced_all_ = true;
+    queue_ready_.notify_all();
+  }
+
+  std::optional<PreparedRound> pop() {
+    std::unique_lock lock(queue_mu_);
+    queue_ready_.wait(lock, [&] { return !queue_.empty() || produced_all_; });
+    if (queue_.empty()) return std::nullopt;
+    PreparedRound p = std::move(queue_.front());
+    queue_.pop_front();
+    queued_bytes_ -= p.window_bytes;
+    queued_fds_ -= p.fds.size() + 1;
+    queue_space_.notify_one();
+    return p;
+  }
+
   void work() {
     std::vector<uint8_t> buf(kPrefetchChunk);
     const bool last_attempt = options_.eagain_retries == 0;
-    for (size_t r; (r = next_.fetch_add(1)) < plan_.rounds.size() && !stopping();)
-      do_round(r, std::nullopt, last_attempt, buf);
+    while (auto p = pop()) {
+      if (stopping()) continue;  // drain the queue: its files close, no call is made
+      if (no_space_) {
+        std::lock_guard lock(mu_);
+        stats_.ranges_not_tried += p->fds.size();
+        continue;
+      }
+      if (!prefetch_ahead()) warm(*p, buf);
+      execute(*p, last_attempt);
+    }
   }
 
   bool stopping() {
@@ -65,13 +138,15 @@ class DedupeRun {
     return true;
   }
 
-  // Runs round r for all destinations, or only `only` when set (a retry).
-  void do_round(size_t r, std::optional<size_t> only, bool last_attempt, std::vector<uint8_t>& buf) {
+  // Opens round r's files, all destinations or only `only` (a retry), proving each is the
+  // file scanned; with `warm_now`, asks its ranges into the page cache.
+  std::optional<PreparedRound> prepare(size_t r, std::optional<size_t> only, bool warm_now,
+                                       std::vector<uint8_t>& buf) {
     const DedupeRound& round = plan_.rounds[r];
     if (no_space_) {
       std::lock_guard lock(mu_);
       stats_.ranges_not_tried += only ? 1 : round.destinations.size();
-      return;
+      return std::nullopt;
     }
     const ScannedFile& src_file = scan_.files[round.source.file];
     auto src = open_scanned_file(scan_, src_file, true);
@@ -81,10 +156,12 @@ class DedupeRun {
       stats_.ranges_changed += n;
       message_locked("source " + src.error().message() + ": " + std::to_string(n) +
                      " range(s) skipped");
-      return;
+      return std::nullopt;
     }
-    std::vector<btrfs::Fd> fds;
-    std::vector<size_t> which;  // destination index in the round for each open fd
+    PreparedRound p;
+    p.index = r;
+    p.only = only;
+    p.source = std::move(*src);
     for (size_t d = 0; d < round.destinations.size(); ++d) {
       if (only && d != *only) continue;
       const ScannedFile& f = scan_.files[round.destinations[d].file];
@@ -95,37 +172,78 @@ class DedupeRun {
         message_locked(fd.error().message() + ": skipped");
         continue;
       }
-      fds.push_back(std::move(*fd));
-      which.push_back(d);
+      p.fds.push_back(std::move(*fd));
+      p.which.push_back(d);
     }
-    if (fds.empty()) return;
-    if (options_.prefetch != Prefetch::None) {
-      uint64_t warmed = prefetch(src->get(), round.source.offset, round.length, buf);
-      for (size_t i = 0; i < fds.size(); ++i)
-        warmed += prefetch(fds[i].get(), round.destinations[which[i]].offset, round.length, buf);
-      std::lock_guard lock(mu_);
-      stats_.bytes_prefetched += warmed;
-    }
+    if (p.fds.empty()) return std::nullopt;
+    p.window_bytes = round.length * (p.fds.size() + 1);
+    if (warm_now) warm(p, buf);
+    return p;
+  }
+
+  void warm(const PreparedRound& p, std::vector<uint8_t>& buf) {
+    if (options_.prefetch == Prefetch::None) return;
+    const DedupeRound& round = plan_.rounds[p.index];
+    uint64_t warmed = prefetch(p.source.get(), round.source.offset, round.length, buf);
+    for (size_t i = 0; i < p.fds.size(); ++i)
+      warmed += prefetch(p.fds[i].get(), round.destinations[p.which[i]].offset, round.length, buf);
+    std::lock_guard lock(mu_);
+    stats_.bytes_prefetched += warmed;
+  }
+
+  // Makes the calls of a prepared round.
+  void execute(PreparedRound& p, bool last_attempt) {
+    const size_t r = p.index;
+    const DedupeRound& round = plan_.rounds[r];
+    auto& fds = p.fds;
+    const auto& which = p.which;
     std::vector<uint64_t> done(fds.size(), 0);
     std::vector<bool> active(fds.size(), true);
     auto call = [&](const std::vector<size_t>& idx, uint64_t at) {
       std::vector<btrfs::DedupeDestination> dests;
       for (size_t i : idx) dests.push_back({fds[i].get(), round.destinations[which[i]].offset + at});
       auto result =
-          btrfs::dedupe_range(src->get(), round.source.offset + at, round.length - at, dests);
+          btrfs::dedupe_range(p.source.get(), round.source.offset + at, round.length - at, dests);
+      // The files were opened (and proven unchanged) a prefetch window ago: a refusal from
+      // a file written since is a change, not a failure.
+      const bool source_changed =
+          !result && changed_since_scan(p.source.get(), scan_.files[round.source.file]);
+      std::vector<bool> dest_changed(idx.size(), false);
+      if (result)
+        for (size_t k = 0; k < idx.size(); ++k)
+          dest_changed[k] = result->outcomes[k].status == btrfs::DedupeStatus::Error &&
+                            changed_since_scan(fds[idx[k]].get(),
+                                               scan_.files[round.destinations[which[idx[k]]].file]);
       std::lock_guard lock(mu_);
+      if (!result && source_changed) {
+        for (size_t i : idx) active[i] = false;
+        stats_.ranges_changed += idx.size();
+        message_locked(file_path(scan_, scan_.files[round.source.file]) +
+                       ": changed since the scan: " + std::to_string(idx.size()) +
+                       " range(s) skipped");
+        return;
+      }
       if (!result) {
         if (result.error().code == ENOSPC) no_space_ = true;
         for (size_t i : idx) active[i] = false;
         stats_.ranges_failed += idx.size();
         stats_.errors_by_code[result.error().code] += idx.size();
-        message_locked(file_path(scan_, src_file) + ": " + result.error().message());
+        message_locked(file_path(scan_, scan_.files[round.source.file]) + ": " +
+                       result.error().message());
         return;
       }
       if (result->issued_length > 0) ++stats_.calls;
-      for (size_t k = 0; k < idx.size(); ++k)
+      for (size_t k = 0; k < idx.size(); ++k) {
+        if (dest_changed[k]) {
+          active[idx[k]] = false;
+          ++stats_.ranges_changed;
+          message_locked(file_path(scan_, scan_.files[round.destinations[which[idx[k]]].file]) +
+                         ": changed since the scan: skipped");
+          continue;
+        }
         record(round, which[idx[k]], result->outcomes[k], last_attempt, r, done[idx[k]],
                active[idx[k]]);
+      }
     };
     // All destinations go in one call; one that comes back short continues alone. A call
     // without progress takes its destination out: no round loops without progress.
@@ -215,7 +333,8 @@ class DedupeRun {
       auto pending = std::move(retries_);
       retries_.clear();
       const bool last = attempt + 1 == options_.eagain_retries;
-      for (const auto& p : pending) do_round(p.round, p.destination, last, buf);
+      for (const auto& p : pending)
+        if (auto prepared = prepare(p.round, p.destination, true, buf)) execute(*prepared, last);
     }
   }
 
@@ -226,8 +345,14 @@ class DedupeRun {
   const ScanResult& scan_;
   const DedupePlan& plan_;
   const DedupeOptions& options_;
-  std::atomic<size_t> next_{0};
   std::mutex mu_;
+  std::mutex queue_mu_;
+  std::condition_variable queue_ready_, queue_space_;
+  std::deque<PreparedRound> queue_;
+  uint64_t queued_bytes_ = 0;
+  size_t queued_fds_ = 0;
+  bool produced_all_ = false;
+  size_t produced_ = 0;  // rounds the producer took up (its thread only)
   DedupeStats stats_;
   std::vector<PendingRetry> retries_;
   std::atomic<bool> no_space_{false};  // an ENOSPC was seen: start nothing more

@@ -1,7 +1,8 @@
 // The dedupe phase: runs a DedupePlan's rounds through FIDEDUPERANGE with a pool of
-// workers. Each round's ranges are read sequentially into the page cache right before
-// its call, so the kernel's byte compare (one folio at a time, no readahead) hits warm
-// pages instead of taking the slow cold path.
+// workers. A producer opens each round's files in plan (physical) order and asks their
+// ranges into the page cache a bounded window ahead of the workers, so the kernel's byte
+// compare (one folio at a time, no readahead) hits warm pages instead of taking the slow
+// cold path, and the device reads while the CPUs compare.
 #pragma once
 
 #include <atomic>
@@ -29,6 +30,10 @@ enum class Prefetch {
 struct DedupeOptions {
   unsigned io_threads = 2;
   Prefetch prefetch = Prefetch::Fadvise;
+  // Bytes of source and destination ranges opened and prefetched ahead of the calls: the
+  // device reads the coming rounds while the CPUs compare the current ones. Bounded, so the
+  // page cache the run fills ahead stays small under a memory limit.
+  uint64_t prefetch_window = 64ULL << 20;
   unsigned eagain_retries = 3;     // a send on the destination's subvolume: wait and retry
   unsigned eagain_wait_ms = 1000;
   // Called after each round with the bytes deduped so far (from worker threads, serialised).

@@ -55,11 +55,16 @@ btrfs::Result<btrfs::Fd> open_scanned_file(const ScanResult& scan, const Scanned
   if (::fstat(fd->get(), &st) != 0) return btrfs::errno_error("stat " + p);
   if (st.st_ino != file.inode || !S_ISREG(st.st_mode))
     return btrfs::Error{ESTALE, p + ": replaced by another file since the scan"};
-  if (unchanged && (static_cast<uint64_t>(st.st_size) != file.size ||
-                    st.st_mtim.tv_sec != file.mtime.sec ||
-                    static_cast<uint32_t>(st.st_mtim.tv_nsec) != file.mtime.nsec))
+  if (unchanged && changed_since_scan(fd->get(), file))
     return btrfs::Error{ESTALE, p + ": changed since the scan"};
   return fd;
+}
+
+bool changed_since_scan(int fd, const ScannedFile& file) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return true;
+  return static_cast<uint64_t>(st.st_size) != file.size || st.st_mtim.tv_sec != file.mtime.sec ||
+         static_cast<uint32_t>(st.st_mtim.tv_nsec) != file.mtime.nsec;
 }
 
 }  // namespace btrdedupe

@@ -18,4 +18,8 @@ std::string file_path(const ScanResult& scan, const ScannedFile& file);
 btrfs::Result<btrfs::Fd> open_scanned_file(const ScanResult& scan, const ScannedFile& file,
                                            bool unchanged);
 
+// True when the open file `fd` no longer has the size or mtime the scan recorded for `file`
+// (it was written after it was opened), or cannot be stat'ed.
+bool changed_since_scan(int fd, const ScannedFile& file);
+
 }  // namespace btrdedupe
