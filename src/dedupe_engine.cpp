@@ -261,8 +261,9 @@ class DedupeRun {
   // Books one destination's outcome (mu_ held).
   void record(const DedupeRound& round, size_t d, const btrfs::DedupeOutcome& o, bool last_attempt,
               size_t r, uint64_t& done, std::vector<bool>::reference active) {
-    const std::string src_path = file_path(scan_, scan_.files[round.source.file]);
-    const std::string dpath = file_path(scan_, scan_.files[round.destinations[d].file]);
+    // Paths are built only for messages: most outcomes are Same.
+    auto src_path = [&] { return file_path(scan_, scan_.files[round.source.file]); };
+    auto dpath = [&] { return file_path(scan_, scan_.files[round.destinations[d].file]); };
     switch (o.status) {
       case btrfs::DedupeStatus::Same:
         stats_.bytes_deduped += o.bytes_deduped;
@@ -276,7 +277,7 @@ class DedupeRun {
       case btrfs::DedupeStatus::Differs:
         active = false;
         ++stats_.ranges_differ;
-        message_locked(dpath + ": content differs from " + src_path +
+        message_locked(dpath() + ": content differs from " + src_path() +
                        " (changed since the scan): left as it was");
         break;
       case btrfs::DedupeStatus::Error:
@@ -289,7 +290,7 @@ class DedupeRun {
         if (o.error == ENOSPC) no_space_ = true;
         ++stats_.ranges_failed;
         ++stats_.errors_by_code[o.error];
-        message_locked(dpath + ": " + dedupe_error_reason(o.error) + " (" +
+        message_locked(dpath() + ": " + dedupe_error_reason(o.error) + " (" +
                        std::strerror(o.error) + "): skipped");
         break;
       case btrfs::DedupeStatus::Skipped:
