@@ -54,7 +54,8 @@ po::options_description visible_options() {
       ("blocksize,b", po::value<std::string>()->value_name("SIZE"),
        "block size for partial matches (default 128K; a multiple of 4K)")
       ("io-threads", po::value<unsigned>()->value_name("N"),
-       "dedupe worker threads (default: 2)")
+       "threads reading data for fingerprints and running dedupe rounds "
+       "(default: 4 on non-rotational storage, else 2)")
       ("hashfile", po::value<std::string>()->value_name("FILE"),
        "keep scan and fingerprint state in FILE between runs (the catalog)")
       (",L", "list what the hashfile holds and exit (needs --hashfile)")

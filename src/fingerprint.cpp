@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 #include <linux/btrfs_tree.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -11,26 +9,15 @@
 #include "btrfs/fd.h"
 #include "btrfs/items.h"
 #include "btrfs/tree_search.h"
-#include "src/scanned_file.h"
-#include "src/sector_checksum.h"
+#include "src/extent_reads.h"
+#include "src/extent_sums.h"
+#include "src/io_threads.h"
 
 namespace btrdedupe {
 namespace {
 
-constexpr size_t kMaxReportedErrors = 20;
 // Csum lookups of extents closer than this share one tree search over the gap.
 constexpr uint64_t kCsumSearchGap = 8ULL << 20;
-constexpr size_t kReadChunk = 1 << 20;
-
-// The sums of one physical extent, in its decompressed sector space.
-struct ExtentSums {
-  size_t first_ref = 0, end_ref = 0;  // range of ScanResult::extents referencing it
-  uint64_t disk_bytenr = 0;
-  uint64_t sectors = 0;
-  bool compressed = false;
-  std::vector<uint8_t> sums;
-  std::vector<bool> known;
-};
 
 uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -117,67 +104,6 @@ btrfs::Result<void> sums_from_csum_tree(int fd, const ScanResult& scan,
   return {};
 }
 
-void note_error(FingerprintStats& st, std::string what) {
-  ++st.read_errors;
-  if (st.errors.size() < kMaxReportedErrors) st.errors.push_back(std::move(what));
-}
-
-// Reads the ranges of `e` that its references cover and no sum is known for, and sums them.
-void sums_from_data(const ScanResult& scan, ExtentSums& e, const SectorChecksum& algo,
-                    std::vector<uint8_t>& buf, FingerprintStats& st) {
-  const uint32_t ss = scan.fs.sectorsize;
-  const uint16_t cs = scan.fs.csum_size;
-  bool read_any = false;
-  for (size_t r = e.first_ref; r < e.end_ref; ++r) {
-    const FileExtent& ref = scan.extents[r];
-    const uint64_t s_begin = ref.extent_offset / ss;
-    const uint64_t s_end = div_up(ref.extent_offset + ref.length, ss);
-    uint64_t s = s_begin;
-    while (s < s_end && e.known[s]) ++s;
-    if (s == s_end) continue;
-    const ScannedFile& file = scan.files[ref.file];
-    auto fd = open_scanned_file(scan, file, false);
-    if (!fd) {
-      note_error(st, fd.error().message());
-      continue;
-    }
-    while (s < s_end) {
-      if (e.known[s]) {
-        ++s;
-        continue;
-      }
-      uint64_t run_end = s;
-      while (run_end < s_end && !e.known[run_end] && (run_end - s) * ss < kReadChunk) ++run_end;
-      const uint64_t offset = ref.file_offset + s * ss - ref.extent_offset;
-      const size_t want = static_cast<size_t>((run_end - s) * ss);
-      size_t got = 0;
-      while (got < want) {
-        const ssize_t n = ::pread(fd->get(), buf.data() + got, want - got,
-                                  static_cast<off_t>(offset + got));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-          note_error(st, btrfs::errno_error("read " + file_path(scan, file)).message());
-          break;
-        }
-        if (n == 0) break;  // EOF: the tail sector is zero-padded below
-        got += static_cast<size_t>(n);
-      }
-      st.bytes_read += got;
-      read_any = true;
-      if (got == 0) break;  // truncated since the scan: leave the rest unknown
-      std::memset(buf.data() + got, 0, want - got);
-      const uint64_t full = div_up(got, ss);
-      for (uint64_t k = 0; k < full; ++k) {
-        algo.compute({buf.data() + k * ss, ss}, &e.sums[(s + k) * cs]);
-        e.known[s + k] = true;
-      }
-      s += full;
-      if (full < run_end - s + full) break;  // short read: file shorter than scanned
-    }
-  }
-  if (read_any) ++st.extents_read;
-}
-
 }  // namespace
 
 bool FileSums::complete() const {
@@ -186,7 +112,7 @@ bool FileSums::complete() const {
 
 btrfs::Result<FingerprintResult> fingerprint(
     const ScanResult& scan, const std::function<void(uint64_t bytes_done)>& on_progress,
-    const std::vector<bool>* wanted) {
+    const std::vector<bool>* wanted, unsigned threads) {
   FingerprintResult out;
   auto& st = out.stats;
   const uint32_t ss = scan.fs.sectorsize;
@@ -199,10 +125,12 @@ btrfs::Result<FingerprintResult> fingerprint(
   auto extents = physical_extents(scan, wanted);
   if (auto ok = sums_from_csum_tree(dir->get(), scan, extents, st); !ok) return ok.error();
 
-  const SectorChecksum algo(scan.fs.csum_type);
-  std::vector<uint8_t> buf(kReadChunk + ss);
+  // Extents whose every referenced sector came from the csum tree are done; the rest are
+  // read, in disk order, by `threads` workers.
   uint64_t done = 0;
-  for (auto& e : extents) {
+  std::vector<size_t> to_read;
+  for (size_t i = 0; i < extents.size(); ++i) {
+    const ExtentSums& e = extents[i];
     bool needs_read = false;
     for (size_t r = e.first_ref; r < e.end_ref && !needs_read; ++r) {
       const auto& ref = scan.extents[r];
@@ -213,14 +141,18 @@ btrfs::Result<FingerprintResult> fingerprint(
         }
     }
     if (needs_read) {
-      sums_from_data(scan, e, algo, buf, st);
+      to_read.push_back(i);
     } else {
       ++st.extents_from_csums;
       st.bytes_from_csums += e.sectors * ss;
+      done += e.sectors * ss;
     }
-    done += e.sectors * ss;
-    if (on_progress) on_progress(done);
   }
+  if (on_progress) on_progress(done);
+  if (threads == 0) threads = default_io_threads(scan.roots[0].path);
+  std::function<void(uint64_t)> read_progress;
+  if (on_progress) read_progress = [&](uint64_t bytes) { on_progress(done + bytes); };
+  read_extent_sums(scan, extents, to_read, threads, read_progress, st);
 
   out.files.resize(scan.files.size());
   for (uint32_t i = 0; i < scan.files.size(); ++i) {

@@ -4,8 +4,8 @@
 // k files or snapshots costs one csum lookup or one read, not k. Uncompressed extents with
 // data checksums take their sums from the csum tree (no file data read). Compressed
 // extents (summed over compressed bytes on disk) and nodatasum files are read, in physical
-// order, and summed with the filesystem's own algorithm, so a compressed and an
-// uncompressed copy of the same bytes get equal sums.
+// order by several workers (src/extent_reads.h), and summed with the filesystem's own
+// algorithm, so a compressed and an uncompressed copy of the same bytes get equal sums.
 #pragma once
 
 #include <cstdint>
@@ -41,12 +41,15 @@ struct FingerprintResult {
 // Fingerprints every file of `scan`. Errors reading one file are counted and reported in
 // stats; its unread sectors stay unknown and the run goes on. Fails only when the csum tree
 // cannot be searched at all.
-// on_progress, when set, is called after each physical extent with the bytes of extents
-// done so far (decompressed, sector-rounded: about SharingSummary::unique_bytes in all).
+// on_progress, when set, is called from the calling thread with the bytes of extents done
+// so far (decompressed, sector-rounded: about SharingSummary::unique_bytes in all): once
+// the csum tree has been read, then as data is read.
 // wanted, when given (one flag per file), limits the work to those files' extents; the
 // other files get empty sums.
+// threads: workers reading data (JobOptions::io_threads); 0 chooses by the storage
+// (default_io_threads). The result is the same whatever the number.
 btrfs::Result<FingerprintResult> fingerprint(
     const ScanResult& scan, const std::function<void(uint64_t bytes_done)>& on_progress = {},
-    const std::vector<bool>* wanted = nullptr);
+    const std::vector<bool>* wanted = nullptr, unsigned threads = 0);
 
 }  // namespace btrdedupe

@@ -116,11 +116,14 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   auto t = Clock::now();
   report_progress(progress, "fingerprint", 0, r.before.unique_bytes);
   auto fp = catalog ? catalog->fingerprint(scan, r.catalog)
-                    : fingerprint(scan, [&](uint64_t done) {
-                        report_progress(progress, "fingerprint",
-                                        std::min(done, r.before.unique_bytes),
-                                        r.before.unique_bytes);
-                      });
+                    : fingerprint(
+                          scan,
+                          [&](uint64_t done) {
+                            report_progress(progress, "fingerprint",
+                                            std::min(done, r.before.unique_bytes),
+                                            r.before.unique_bytes);
+                          },
+                          nullptr, o.io_threads);
   r.seconds.fingerprint = since(t);
   if (!fp) {
     r.error = fp.error().message();
