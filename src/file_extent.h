@@ -3,10 +3,10 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "btrfs/items.h"
+#include "src/path_table.h"
 
 namespace btrdedupe {
 
@@ -23,8 +23,9 @@ struct ScannedFile {
   // snapshots that the scan folded into this one: its storage stays referenced anyway.
   bool readonly_alias = false;
   uint32_t root = 0;          // index into ScanResult::roots
-  std::string path;           // relative to that root ("" when the root is this file);
-                              // the first name when hardlinked
+  // The path relative to that root, as a node of ScanResult::paths (PathTable::kRoot when
+  // the root is this file); the first name when hardlinked. relative_path() spells it.
+  uint32_t path_node = PathTable::kRoot;
 
   bool nodatasum() const { return inode_flags & btrfs::kInodeNoDataSum; }
 };

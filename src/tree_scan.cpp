@@ -27,25 +27,51 @@ struct InodeFacts {
   bool is_regular() const { return (mode & 0170000) == 0100000; }
 };
 
+// One inode of a subvolume. Entries are kept in a vector sorted by inode (tree search
+// returns items in key order) and names in one arena, not in a hash map of strings: this
+// table is the scan's largest structure while a subvolume is read.
 struct InodeEntry {
+  uint64_t ino = 0;
   uint64_t parent = 0;
-  std::string name;
+  uint64_t name_end = 0;  // in SubvolumeTree::names; the name starts where the previous ends
   InodeFacts item;
   bool has_item = false;
 };
 
-// What the scan keeps of an EXTENT_DATA item until its file is known to be wanted.
-struct PendingExtent {
-  uint64_t inode = 0, file_offset = 0;
-  uint64_t disk_bytenr = 0, disk_num_bytes = 0, extent_offset = 0, length = 0, generation = 0;
-  btrfs::FileExtentType type = btrfs::FileExtentType::Regular;
-  btrfs::Compression compression = btrfs::Compression::None;
+// An inline, hole or prealloc extent: only counted, once its file is known to be kept.
+struct PassedOverPiece {
+  uint32_t entry = 0;  // index into SubvolumeTree::inodes
+  btrfs::FileExtentType type = btrfs::FileExtentType::Regular;  // Regular: a hole
+  uint64_t length = 0;
 };
 
-// One subvolume's inodes and extents, straight from its tree.
+// One subvolume's inodes straight from its tree. Its regular extents go to
+// ScanResult::extents as they are read, FileExtent::file holding the inode's entry index
+// until the kept files are known (scan_queue): no second copy of the extents is held.
 struct SubvolumeTree {
-  std::unordered_map<uint64_t, InodeEntry> inodes;
-  std::vector<PendingExtent> extents;
+  std::vector<InodeEntry> inodes;  // ascending ino
+  std::string names;
+  std::vector<PassedOverPiece> passed;
+
+  std::string_view name(size_t i) const {
+    const uint64_t begin = i == 0 ? 0 : inodes[i - 1].name_end;
+    return std::string_view(names).substr(begin, inodes[i].name_end - begin);
+  }
+  // Index of `ino`'s entry, or npos.
+  size_t find(uint64_t ino) const {
+    auto it = std::lower_bound(inodes.begin(), inodes.end(), ino,
+                               [](const InodeEntry& e, uint64_t i) { return e.ino < i; });
+    return it == inodes.end() || it->ino != ino ? std::string::npos
+                                                : static_cast<size_t>(it - inodes.begin());
+  }
+  // The entry an item belongs to: items come in key order, so it is the last one or a new
+  // one (nullptr for an item out of order, which tree search never returns).
+  InodeEntry* entry_for(uint64_t ino) {
+    if (!inodes.empty() && inodes.back().ino == ino) return &inodes.back();
+    if (!inodes.empty() && inodes.back().ino > ino) return nullptr;
+    inodes.push_back({ino, 0, names.size(), {}, false});
+    return &inodes.back();
+  }
 };
 
 // names: keep each inode's name (for paths); without, only the parent links membership needs.
@@ -60,52 +86,52 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
   btrfs::TreeSearch search(fd, key, 1 << 20);
   SubvolumeTree tree;
   const std::string where = "subvolume " + std::to_string(subvol);
+  auto first_name = [&](InodeEntry& e, const btrfs::Result<std::vector<btrfs::InodeName>>& refs) {
+    if (!refs || refs->empty()) return;
+    e.parent = (*refs)[0].parent;
+    if (names) {
+      tree.names += (*refs)[0].name;
+      e.name_end = tree.names.size();
+    }
+  };
   for (;;) {
     auto next = search.next();
     if (!next) return btrfs::Error{next.error().code, where + ": " + next.error().context};
     if (!*next) break;
     const btrfs::TreeItem& it = **next;
     ++out.tree_items;
+    if (it.type != BTRFS_INODE_ITEM_KEY && it.type != BTRFS_INODE_REF_KEY &&
+        it.type != BTRFS_INODE_EXTREF_KEY && it.type != BTRFS_EXTENT_DATA_KEY)
+      continue;  // dir items, xattrs: inside the key box but not needed
+    InodeEntry* e = tree.entry_for(it.objectid);
+    if (!e) continue;
+    const auto entry = static_cast<uint32_t>(tree.inodes.size() - 1);
     switch (it.type) {
       case BTRFS_INODE_ITEM_KEY: {
         auto inode = btrfs::decode_inode_item(it.data);
         if (!inode) return btrfs::Error{inode.error().code, where + ": " + inode.error().context};
-        auto& e = tree.inodes[it.objectid];
-        e.item = {inode->size, inode->transid, inode->flags, inode->mtime, inode->nlink,
-                  inode->mode};
-        e.has_item = true;
+        e->item = {inode->size, inode->transid, inode->flags, inode->mtime, inode->nlink,
+                   inode->mode};
+        e->has_item = true;
         break;
       }
-      case BTRFS_INODE_REF_KEY: {
-        auto& e = tree.inodes[it.objectid];
-        if (e.parent != 0) break;  // the first name is enough for reports
-        auto refs = btrfs::decode_inode_refs(it.offset, it.data);
-        if (refs && !refs->empty()) {
-          e.parent = (*refs)[0].parent;
-          if (names) e.name = std::move((*refs)[0].name);
-        }
+      case BTRFS_INODE_REF_KEY:
+        if (e->parent == 0) first_name(*e, btrfs::decode_inode_refs(it.offset, it.data));
+        break;  // the first name is enough for reports
+      case BTRFS_INODE_EXTREF_KEY:
+        if (e->parent == 0) first_name(*e, btrfs::decode_inode_extrefs(it.data));
         break;
-      }
-      case BTRFS_INODE_EXTREF_KEY: {
-        auto& e = tree.inodes[it.objectid];
-        if (e.parent != 0) break;
-        auto refs = btrfs::decode_inode_extrefs(it.data);
-        if (refs && !refs->empty()) {
-          e.parent = (*refs)[0].parent;
-          if (names) e.name = std::move((*refs)[0].name);
-        }
-        break;
-      }
-      case BTRFS_EXTENT_DATA_KEY: {
+      default: {  // BTRFS_EXTENT_DATA_KEY, after its INODE_ITEM in key order
+        if (!e->has_item || !e->item.is_regular()) break;
         auto fe = btrfs::decode_file_extent_item(it.data);
         if (!fe) return btrfs::Error{fe.error().code, where + ": " + fe.error().context};
-        tree.extents.push_back({it.objectid, it.offset, fe->disk_bytenr, fe->disk_num_bytes,
-                                fe->offset, fe->length(), fe->generation, fe->type,
-                                fe->compression});
+        if (fe->type == btrfs::FileExtentType::Regular && fe->disk_bytenr != 0)
+          out.extents.push_back({entry, it.offset, fe->length(), fe->disk_bytenr,
+                                 fe->disk_num_bytes, fe->offset, fe->generation, fe->compression});
+        else
+          tree.passed.push_back({entry, fe->type, fe->length()});
         break;
       }
-      default:
-        break;  // dir items, xattrs: inside the key box but not needed
     }
   }
   out.search_calls += search.ioctl_calls();
@@ -113,25 +139,92 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
 }
 
 // Path of `ino` relative to `top` (a directory inode), or false when not below it.
-// path may be null: membership only, no string built.
 bool path_below(const SubvolumeTree& tree, uint64_t ino, uint64_t top, std::string* path) {
-  std::vector<const std::string*> parts;
+  std::vector<std::string_view> parts;
   for (int depth = 0; ino != top; ++depth) {
-    auto it = tree.inodes.find(ino);
-    if (it == tree.inodes.end() || it->second.parent == 0 || it->second.parent == ino ||
+    const size_t i = tree.find(ino);
+    if (i == std::string::npos || tree.inodes[i].parent == 0 || tree.inodes[i].parent == ino ||
         depth > 4096)
       return false;
-    parts.push_back(&it->second.name);
-    ino = it->second.parent;
+    parts.push_back(tree.name(i));
+    ino = tree.inodes[i].parent;
   }
-  if (!path) return true;
   path->clear();
   for (auto p = parts.rbegin(); p != parts.rend(); ++p) {
     if (!path->empty()) *path += '/';
-    *path += **p;
+    *path += *p;
   }
   return true;
 }
+
+// Which entries lie below the scan's top directory, remembered along each walk up so a
+// directory is walked once, however many files it holds.
+class Membership {
+ public:
+  Membership(const SubvolumeTree& tree, uint64_t top)
+      : tree_(tree), top_(top), state_(tree.inodes.size(), kUnknown) {}
+
+  bool below(size_t entry) {
+    std::vector<size_t> chain;
+    uint8_t result = kOutside;
+    for (size_t i = entry;;) {
+      if (tree_.inodes[i].ino == top_) {
+        result = kInside;
+        break;
+      }
+      if (state_[i] != kUnknown) {
+        result = state_[i];
+        break;
+      }
+      chain.push_back(i);
+      const InodeEntry& e = tree_.inodes[i];
+      if (e.parent == 0 || e.parent == e.ino || chain.size() > 4096) break;
+      i = tree_.find(e.parent);
+      if (i == std::string::npos) break;
+    }
+    for (size_t i : chain) state_[i] = result;
+    return result == kInside;
+  }
+
+ private:
+  static constexpr uint8_t kUnknown = 0, kInside = 1, kOutside = 2;
+  const SubvolumeTree& tree_;
+  uint64_t top_;
+  std::vector<uint8_t> state_;
+};
+
+// Adds the names of kept files to a PathTable, each directory once.
+class PathBuilder {
+ public:
+  PathBuilder(const SubvolumeTree& tree, uint64_t top, uint32_t top_node, PathTable& table)
+      : tree_(tree), top_(top), top_node_(top_node), table_(table),
+        node_(tree.inodes.size(), kUnset) {}
+
+  // The node of `entry`, which Membership found below the top.
+  uint32_t node(size_t entry) {
+    std::vector<size_t> chain;
+    uint32_t base = top_node_;
+    for (size_t i = entry; i != std::string::npos && tree_.inodes[i].ino != top_;
+         i = tree_.find(tree_.inodes[i].parent)) {
+      if (node_[i] != kUnset) {
+        base = node_[i];
+        break;
+      }
+      chain.push_back(i);
+    }
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+      base = node_[*it] = table_.add(base, tree_.name(*it));
+    return base;
+  }
+
+ private:
+  static constexpr uint32_t kUnset = PathTable::kRoot - 1;
+  const SubvolumeTree& tree_;
+  uint64_t top_;
+  uint32_t top_node_;
+  PathTable& table_;
+  std::vector<uint32_t> node_;
+};
 
 std::string join(const std::string& a, const std::string& b) {
   if (a.empty()) return b;
@@ -142,22 +235,6 @@ std::string join(const std::string& a, const std::string& b) {
 std::string basename_of(const std::string& p) {
   const auto slash = p.rfind('/');
   return slash == std::string::npos ? p : p.substr(slash + 1);
-}
-
-void add_file_extents(const PendingExtent& pe, uint32_t file, ScanResult& out) {
-  if (pe.type == btrfs::FileExtentType::Inline) {
-    ++out.passed_over.inline_extents;
-    out.passed_over.inline_bytes += pe.length;
-  } else if (pe.type == btrfs::FileExtentType::Prealloc) {
-    ++out.passed_over.prealloc_extents;
-    out.passed_over.prealloc_bytes += pe.length;
-  } else if (pe.disk_bytenr == 0) {
-    ++out.passed_over.hole_extents;
-    out.passed_over.hole_bytes += pe.length;
-  } else {
-    out.extents.push_back({file, pe.file_offset, pe.length, pe.disk_bytenr, pe.disk_num_bytes,
-                           pe.extent_offset, pe.generation, pe.compression});
-  }
 }
 
 // Files by the exact layout of their data, to fold read-only snapshot copies.
@@ -234,8 +311,9 @@ namespace {
 
 struct Work {
   uint64_t subvol, top_inode;
-  std::string prefix;
-  uint32_t root = 0;  // index into ScanResult::roots
+  std::string prefix;  // of the subvolume below the root, for ScanOptions::exclude
+  uint32_t prefix_node = PathTable::kRoot;  // the same in ScanResult::paths
+  uint32_t root = 0;   // index into ScanResult::roots
 };
 
 // Reads the queued subvolumes into `out`, and with options.recursive those nested below
@@ -271,7 +349,7 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
     ++out.excluded;
     return out;
   }
-  std::deque<Work> queue{{*subvol, st.st_ino, "", 0}};
+  std::deque<Work> queue{{*subvol, st.st_ino, "", PathTable::kRoot, 0}};
   if (auto ok = scan_queue(fd->get(), std::move(queue), *all, st.st_ino, options, out); !ok)
     return ok.error();
   return out;
@@ -291,7 +369,8 @@ btrfs::Result<ScanResult> scan_subvolumes(const std::string& fs_path,
   if (!all) return all.error();
   std::deque<Work> queue;
   for (const auto& sv : subvolumes) {
-    queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, "", static_cast<uint32_t>(out.roots.size())});
+    queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, "", PathTable::kRoot,
+                     static_cast<uint32_t>(out.roots.size())});
     out.roots.push_back({sv.path, false});
   }
   ScanOptions flat = options;
@@ -306,11 +385,15 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
                                const std::vector<btrfs::Subvolume>& all, uint64_t file_inode,
                                const ScanOptions& options, ScanResult& out) {
   LayoutIndex layouts;
+  // Without keep_paths the names still decide membership and exclusion: built, then dropped.
+  PathTable scratch;
+  PathTable& table = options.keep_paths ? out.paths : scratch;
   while (!queue.empty()) {
     const Work work = queue.front();
     queue.pop_front();
     const std::string& root = out.roots[work.root].path;
     const bool root_is_file = out.roots[work.root].is_file;
+    const size_t first_file = out.files.size(), first_extent = out.extents.size();
     auto tree = read_subvolume_tree(fd, work.subvol, out, options.keep_paths || options.exclude);
     if (!tree) return tree.error();
     for (const auto& sv : all) {
@@ -318,26 +401,32 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
       if (!options.recursive || sv.parent_id != work.subvol || root_is_file) continue;
       std::string dir;
       if (!path_below(*tree, sv.dir_id, work.top_inode, &dir)) continue;
-      std::string rel = join(work.prefix, join(dir, basename_of(sv.path)));
+      const std::string below = join(dir, basename_of(sv.path));
+      std::string rel = join(work.prefix, below);
       if (options.excluded_subvolumes.count(sv.id) || (options.exclude && options.exclude(root, rel))) {
         ++out.excluded;
         continue;
       }
-      queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, std::move(rel), work.root});
+      const uint32_t node = table.add(work.prefix_node, below);
+      queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, std::move(rel), node, work.root});
     }
 
-    const size_t first_file = out.files.size(), first_extent = out.extents.size();
-    std::unordered_map<uint64_t, uint32_t> file_index;
-    for (const auto& [ino, entry] : tree->inodes) {
+    // The kept files, in inode order; FileExtent::file maps entries to them below.
+    constexpr uint32_t kDropped = UINT32_MAX;
+    std::vector<uint32_t> file_of(tree->inodes.size(), kDropped);
+    Membership membership(*tree, work.top_inode);
+    std::string rel;
+    for (size_t i = 0; i < tree->inodes.size(); ++i) {
+      const InodeEntry& entry = tree->inodes[i];
       if (!entry.has_item || !entry.item.is_regular()) continue;
-      std::string rel;
       if (root_is_file) {
-        if (ino != file_inode) continue;
-      } else if (!path_below(*tree, ino, work.top_inode,
-                             options.keep_paths || options.exclude ? &rel : nullptr)) {
+        if (entry.ino != file_inode) continue;
+      } else if (!membership.below(i)) {
         continue;
       }
-      if (options.exclude && !root_is_file && options.exclude(root, join(work.prefix, rel))) {
+      if (options.exclude && !root_is_file &&
+          (!path_below(*tree, entry.ino, work.top_inode, &rel) ||
+           options.exclude(root, join(work.prefix, rel)))) {
         ++out.excluded;
         continue;
       }
@@ -345,19 +434,46 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
         ++out.passed_over.excluded_files;
         continue;
       }
-      file_index[ino] = static_cast<uint32_t>(out.files.size());
-      out.files.push_back({work.subvol, ino, entry.item.size, entry.item.transid, entry.item.flags,
-                           entry.item.nlink, entry.item.mtime, false, work.root,
-                           options.keep_paths ? join(work.prefix, rel) : std::string()});
+      file_of[i] = static_cast<uint32_t>(out.files.size());
+      // path_node holds the entry until the names of the files that stay are added.
+      out.files.push_back({work.subvol, entry.ino, entry.item.size, entry.item.transid,
+                           entry.item.flags, entry.item.nlink, entry.item.mtime, false, work.root,
+                           static_cast<uint32_t>(i)});
     }
-    for (const auto& pe : tree->extents) {
-      auto it = file_index.find(pe.inode);
-      if (it != file_index.end()) add_file_extents(pe, it->second, out);
+    size_t w = first_extent;
+    for (size_t e = first_extent; e < out.extents.size(); ++e) {
+      const uint32_t file = file_of[out.extents[e].file];
+      if (file == kDropped) continue;
+      out.extents[w] = out.extents[e];
+      out.extents[w++].file = file;
     }
+    out.extents.resize(w);
+    for (const auto& piece : tree->passed) {
+      if (file_of[piece.entry] == kDropped) continue;
+      auto& p = out.passed_over;
+      if (piece.type == btrfs::FileExtentType::Inline) {
+        ++p.inline_extents;
+        p.inline_bytes += piece.length;
+      } else if (piece.type == btrfs::FileExtentType::Prealloc) {
+        ++p.prealloc_extents;
+        p.prealloc_bytes += piece.length;
+      } else {
+        ++p.hole_extents;
+        p.hole_bytes += piece.length;
+      }
+    }
+    file_of = {};
     const bool readonly = std::any_of(all.begin(), all.end(), [&](const btrfs::Subvolume& s) {
       return s.id == work.subvol && s.readonly;
     });
     layouts.add(out, first_file, first_extent, readonly && options.fold_readonly_aliases);
+    // Names only for the files that stayed: a folded snapshot's files leave none behind.
+    PathBuilder names(*tree, work.top_inode, work.prefix_node, table);
+    for (size_t f = first_file; f < out.files.size(); ++f) {
+      ScannedFile& file = out.files[f];
+      file.path_node = root_is_file ? PathTable::kRoot : names.node(file.path_node);
+      if (!options.keep_paths) file.path_node = PathTable::kRoot;
+    }
   }
   std::sort(out.extents.begin(), out.extents.end(), [](const FileExtent& a, const FileExtent& b) {
     return std::tie(a.disk_bytenr, a.extent_offset, a.file) <
@@ -365,6 +481,7 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
   });
   out.files.shrink_to_fit();  // vectors grew by doubling: give the slack back
   out.extents.shrink_to_fit();
+  out.paths.shrink_to_fit();
   return {};
 }
 
@@ -382,6 +499,7 @@ btrfs::Result<ScanResult> merge_scans(std::vector<ScanResult> scans) {
       return btrfs::Error{EXDEV, in.roots[0].path + " is on another filesystem than " +
                                      out.roots[0].path + ": run them separately"};
     const auto root_base = static_cast<uint32_t>(out.roots.size());
+    const uint32_t node_base = out.paths.append(in.paths);
     out.roots.insert(out.roots.end(), in.roots.begin(), in.roots.end());
     std::vector<int64_t> remap(in.files.size(), -1);
     for (size_t i = 0; i < in.files.size(); ++i) {
@@ -397,6 +515,7 @@ btrfs::Result<ScanResult> merge_scans(std::vector<ScanResult> scans) {
       }
       remap[i] = static_cast<int64_t>(out.files.size());
       in.files[i].root += root_base;
+      if (in.files[i].path_node != PathTable::kRoot) in.files[i].path_node += node_base;
       out.files.push_back(std::move(in.files[i]));
     }
     for (auto e : in.extents) {
