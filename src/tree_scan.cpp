@@ -49,7 +49,9 @@ struct PassedOverPiece {
 // ScanResult::extents as they are read, FileExtent::file holding the inode's entry index
 // until the kept files are known (scan_queue): no second copy of the extents is held.
 struct SubvolumeTree {
-  std::vector<InodeEntry> inodes;  // ascending ino
+  // Ascending ino. A deque: it grows without the copy (and twice the memory for a
+  // moment) of a doubling vector.
+  std::deque<InodeEntry> inodes;
   std::string names;
   std::vector<PassedOverPiece> passed;
 
@@ -241,20 +243,24 @@ std::string basename_of(const std::string& p) {
 class LayoutIndex {
  public:
   // Registers files [first_file, end) and their extents [first_extent, end), which the
-  // scan just appended. With `fold`, a file whose layout is already known is removed and
-  // its twin marked; a read-only file without any extent is dropped too (nothing to do).
+  // scan just appended, each file's extents together and in file order. With `fold`, a
+  // file whose layout is already known is removed and its twin marked; a read-only file
+  // without any extent is dropped too (nothing to do).
   void add(ScanResult& out, size_t first_file, size_t first_extent, bool fold) {
     const size_t nfiles = out.files.size() - first_file;
-    std::vector<std::vector<const FileExtent*>> per_file(nfiles);
-    for (size_t e = first_extent; e < out.extents.size(); ++e)
-      per_file[out.extents[e].file - first_file].push_back(&out.extents[e]);
+    std::vector<size_t> begin(nfiles + 1, out.extents.size());  // file i: [begin[i], begin[i+1])
+    for (size_t e = out.extents.size(); e-- > first_extent;)
+      begin[out.extents[e].file - first_file] = e;
+    for (size_t i = nfiles; i-- > 0;) begin[i] = std::min(begin[i], begin[i + 1]);
     std::vector<int64_t> remap(nfiles);
     size_t kept = 0;
     for (size_t i = 0; i < nfiles; ++i) {
       ScannedFile& f = out.files[first_file + i];
-      const Key key = layout_key(f, per_file[i]);
+      const bool no_extents = begin[i] == begin[i + 1];
+      const Key key = layout_key(f, out.extents.data() + begin[i],
+                                 out.extents.data() + begin[i + 1]);
       auto it = known_.find(key);
-      if (fold && (per_file[i].empty() || it != known_.end())) {
+      if (fold && (no_extents || it != known_.end())) {
         if (it != known_.end()) {
           out.files[it->second].readonly_alias = true;
           out.readonly_alias_subvolumes.add(it->second, f.subvolume);
@@ -264,7 +270,7 @@ class LayoutIndex {
         continue;
       }
       remap[i] = static_cast<int64_t>(first_file + kept);
-      if (!per_file[i].empty()) known_.emplace(key, static_cast<uint32_t>(first_file + kept));
+      if (!no_extents) known_.emplace(key, static_cast<uint32_t>(first_file + kept));
       if (kept != i) out.files[first_file + kept] = std::move(f);
       ++kept;
     }
@@ -290,9 +296,9 @@ class LayoutIndex {
     size_t operator()(const Key& k) const { return static_cast<size_t>(k.lo); }
   };
 
-  static Key layout_key(const ScannedFile& f, const std::vector<const FileExtent*>& extents) {
+  static Key layout_key(const ScannedFile& f, const FileExtent* first, const FileExtent* end) {
     std::vector<uint64_t> words{f.size, f.inode_flags & btrfs::kInodeNoDataSum};
-    for (const FileExtent* e : extents) {
+    for (const FileExtent* e = first; e != end; ++e) {
       words.push_back(e->file_offset);
       words.push_back(e->length);
       words.push_back(e->disk_bytenr);
@@ -384,6 +390,10 @@ namespace {
 btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
                                const std::vector<btrfs::Subvolume>& all, uint64_t file_inode,
                                const ScanOptions& options, ScanResult& out) {
+  // The layout index costs a hash entry per file: only worth it when some read-only
+  // subvolume could be scanned and folded.
+  const bool may_fold = options.fold_readonly_aliases &&
+                        std::any_of(all.begin(), all.end(), [](const auto& s) { return s.readonly; });
   LayoutIndex layouts;
   // Without keep_paths the names still decide membership and exclusion: built, then dropped.
   PathTable scratch;
@@ -416,6 +426,7 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
     std::vector<uint32_t> file_of(tree->inodes.size(), kDropped);
     Membership membership(*tree, work.top_inode);
     std::string rel;
+    size_t kept = 0;
     for (size_t i = 0; i < tree->inodes.size(); ++i) {
       const InodeEntry& entry = tree->inodes[i];
       if (!entry.has_item || !entry.item.is_regular()) continue;
@@ -434,6 +445,14 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
         ++out.passed_over.excluded_files;
         continue;
       }
+      file_of[i] = 0;
+      ++kept;
+    }
+    // Exactly the room needed: files are the largest vector the scan result holds.
+    out.files.reserve(out.files.size() + kept);
+    for (size_t i = 0; i < tree->inodes.size(); ++i) {
+      if (file_of[i] == kDropped) continue;
+      const InodeEntry& entry = tree->inodes[i];
       file_of[i] = static_cast<uint32_t>(out.files.size());
       // path_node holds the entry until the names of the files that stay are added.
       out.files.push_back({work.subvol, entry.ino, entry.item.size, entry.item.transid,
@@ -466,7 +485,7 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
     const bool readonly = std::any_of(all.begin(), all.end(), [&](const btrfs::Subvolume& s) {
       return s.id == work.subvol && s.readonly;
     });
-    layouts.add(out, first_file, first_extent, readonly && options.fold_readonly_aliases);
+    if (may_fold) layouts.add(out, first_file, first_extent, readonly);
     // Names only for the files that stayed: a folded snapshot's files leave none behind.
     PathBuilder names(*tree, work.top_inode, work.prefix_node, table);
     for (size_t f = first_file; f < out.files.size(); ++f) {
