@@ -37,12 +37,12 @@ std::map<uint64_t, uint64_t> planned_bytes_by_subvolume(const ScanResult& scan,
 }
 
 std::vector<SubvolumeFigures> subvolume_figures(
-    const ScanResult& before, const ScanResult* after, const DedupePlan& plan,
+    const ScanResult& before, const ScanResult* after,
+    const std::map<uint64_t, uint64_t>& planned,
     const std::map<uint64_t, uint64_t>& deduped_by_subvolume,
     const std::vector<btrfs::Subvolume>& all) {
   const auto usage_before = subvolume_usage(before);
   const auto usage_after = after ? subvolume_usage(*after) : usage_before;
-  const auto planned = planned_bytes_by_subvolume(before, plan);
   std::vector<SubvolumeFigures> out;
   for (const auto& s : before.subvolumes) {
     SubvolumeFigures f;
