@@ -18,24 +18,20 @@
 namespace btrdedupe {
 namespace {
 
-// What the scan keeps of an INODE_ITEM: held for every inode of a subvolume while its tree
-// is read, so only the fields used later.
-struct InodeFacts {
-  uint64_t size = 0, transid = 0, flags = 0;
-  btrfs::Timespec mtime;
-  uint32_t nlink = 0, mode = 0;
-  bool is_regular() const { return (mode & 0170000) == 0100000; }
-};
-
-// One inode of a subvolume. Entries are kept in a vector sorted by inode (tree search
-// returns items in key order) and names in one arena, not in a hash map of strings: this
-// table is the scan's largest structure while a subvolume is read.
+// One inode of a subvolume, with what the scan keeps of its INODE_ITEM. Entries are kept
+// in key order (tree search returns items sorted) and names in one arena, not in a hash
+// map of strings: this table is the scan's largest structure while a subvolume is read,
+// so its fields are packed (64 bytes).
 struct InodeEntry {
   uint64_t ino = 0;
   uint64_t parent = 0;
-  uint64_t name_end = 0;  // in SubvolumeTree::names; the name starts where the previous ends
-  InodeFacts item;
-  bool has_item = false;
+  uint64_t size = 0, transid = 0, flags = 0;
+  int64_t mtime_sec = 0;
+  uint32_t mtime_nsec = 0, nlink = 0;
+  uint32_t mode = 0;      // 0 until the INODE_ITEM is read
+  uint32_t name_end = 0;  // in SubvolumeTree::names; the name starts where the previous ends
+  bool is_regular() const { return (mode & 0170000) == 0100000; }
+  btrfs::Timespec mtime() const { return {mtime_sec, mtime_nsec}; }
 };
 
 // An inline, hole or prealloc extent: only counted, once its file is known to be kept.
@@ -52,6 +48,7 @@ struct SubvolumeTree {
   // Ascending ino. A deque: it grows without the copy (and twice the memory for a
   // moment) of a doubling vector.
   std::deque<InodeEntry> inodes;
+  static_assert(sizeof(InodeEntry) == 64);
   std::string names;
   std::vector<PassedOverPiece> passed;
 
@@ -71,7 +68,10 @@ struct SubvolumeTree {
   InodeEntry* entry_for(uint64_t ino) {
     if (!inodes.empty() && inodes.back().ino == ino) return &inodes.back();
     if (!inodes.empty() && inodes.back().ino > ino) return nullptr;
-    inodes.push_back({ino, 0, names.size(), {}, false});
+    InodeEntry e;
+    e.ino = ino;
+    e.name_end = static_cast<uint32_t>(names.size());
+    inodes.push_back(e);
     return &inodes.back();
   }
 };
@@ -91,10 +91,10 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
   auto first_name = [&](InodeEntry& e, const btrfs::Result<std::vector<btrfs::InodeName>>& refs) {
     if (!refs || refs->empty()) return;
     e.parent = (*refs)[0].parent;
-    if (names) {
+    if (names && tree.names.size() + (*refs)[0].name.size() <= UINT32_MAX) {
       tree.names += (*refs)[0].name;
-      e.name_end = tree.names.size();
-    }
+      e.name_end = static_cast<uint32_t>(tree.names.size());
+    }  // else (4 GiB of names in one subvolume): the name is left empty
   };
   for (;;) {
     auto next = search.next();
@@ -112,9 +112,13 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
       case BTRFS_INODE_ITEM_KEY: {
         auto inode = btrfs::decode_inode_item(it.data);
         if (!inode) return btrfs::Error{inode.error().code, where + ": " + inode.error().context};
-        e->item = {inode->size, inode->transid, inode->flags, inode->mtime, inode->nlink,
-                   inode->mode};
-        e->has_item = true;
+        e->size = inode->size;
+        e->transid = inode->transid;
+        e->flags = inode->flags;
+        e->mtime_sec = inode->mtime.sec;
+        e->mtime_nsec = inode->mtime.nsec;
+        e->nlink = inode->nlink;
+        e->mode = inode->mode;
         break;
       }
       case BTRFS_INODE_REF_KEY:
@@ -124,7 +128,7 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
         if (e->parent == 0) first_name(*e, btrfs::decode_inode_extrefs(it.data));
         break;
       default: {  // BTRFS_EXTENT_DATA_KEY, after its INODE_ITEM in key order
-        if (!e->has_item || !e->item.is_regular()) break;
+        if (!e->is_regular()) break;
         auto fe = btrfs::decode_file_extent_item(it.data);
         if (!fe) return btrfs::Error{fe.error().code, where + ": " + fe.error().context};
         if (fe->type == btrfs::FileExtentType::Regular && fe->disk_bytenr != 0)
@@ -429,7 +433,7 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
     size_t kept = 0;
     for (size_t i = 0; i < tree->inodes.size(); ++i) {
       const InodeEntry& entry = tree->inodes[i];
-      if (!entry.has_item || !entry.item.is_regular()) continue;
+      if (!entry.is_regular()) continue;
       if (root_is_file) {
         if (entry.ino != file_inode) continue;
       } else if (!membership.below(i)) {
@@ -441,7 +445,7 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
         ++out.excluded;
         continue;
       }
-      if (entry.item.size < options.min_file_size) {
+      if (entry.size < options.min_file_size) {
         ++out.passed_over.excluded_files;
         continue;
       }
@@ -455,9 +459,17 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
       const InodeEntry& entry = tree->inodes[i];
       file_of[i] = static_cast<uint32_t>(out.files.size());
       // path_node holds the entry until the names of the files that stay are added.
-      out.files.push_back({work.subvol, entry.ino, entry.item.size, entry.item.transid,
-                           entry.item.flags, entry.item.nlink, entry.item.mtime, false, work.root,
-                           static_cast<uint32_t>(i)});
+      ScannedFile f;
+      f.subvolume = work.subvol;
+      f.inode = entry.ino;
+      f.size = entry.size;
+      f.transid = entry.transid;
+      f.inode_flags = entry.flags;
+      f.nlink = entry.nlink;
+      f.mtime = entry.mtime();
+      f.root = work.root;
+      f.path_node = static_cast<uint32_t>(i);
+      out.files.push_back(f);
     }
     size_t w = first_extent;
     for (size_t e = first_extent; e < out.extents.size(); ++e) {
