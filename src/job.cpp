@@ -92,11 +92,14 @@ struct FlatScan {
   }
 };
 
-// Per-subvolume figures of the run (after: the confirmation scan, when there was a dedupe).
-void fill_per_subvolume(const ScanResult& scan, const ScanResult* after,
+// Per-subvolume figures of the run (after: from the confirmation scan, when there was a
+// dedupe).
+void fill_per_subvolume(const ScanResult& scan, const std::map<uint64_t, SubvolumeUsage>& before,
+                        const std::map<uint64_t, SubvolumeUsage>* after,
                         const std::map<uint64_t, uint64_t>& planned, FilesystemReport& r) {
   auto all = btrfs::list_subvolumes(r.roots.front());
-  r.per_subvolume = subvolume_figures(scan, after, planned, r.dedupe.bytes_by_subvolume,
+  r.per_subvolume = subvolume_figures(scan.subvolumes, before, after, planned,
+                                      r.dedupe.bytes_by_subvolume,
                                       all ? *all : std::vector<btrfs::Subvolume>{});
 }
 
@@ -154,7 +157,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   matches.groups.shrink_to_fit();
   release_free_heap();
   if (!o.dedupe || (o.stop && o.stop->load())) {
-    fill_per_subvolume(scan, nullptr, planned, r);
+    fill_per_subvolume(scan, subvolume_usage(scan), nullptr, planned, r);
     record_in_catalog(catalog, scan, nullptr, r);
     return;
   }
@@ -171,9 +174,12 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   r.dedupe = run_dedupe(scan, plan, dopt);
   r.deduped = true;
   r.seconds.dedupe = since(t);
-  // What is left needs neither the plan nor the paths: make room for the confirmation scan.
+  // What is left needs neither the plan, the paths nor the extents (their figures taken
+  // first; the catalog records files): make room for the confirmation scan.
+  const auto usage_before = subvolume_usage(scan);
   plan = {};
   scan.paths = {};
+  scan.extents = {};
   release_free_heap();
 
   // Confirm from the tree: what shares storage now, not what the calls reported.
@@ -190,7 +196,10 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
     return;
   }
   r.after = summarize_sharing(after->extents);
-  fill_per_subvolume(scan, &*after, planned, r);
+  const auto usage_after = subvolume_usage(*after);
+  after->extents = {};
+  release_free_heap();
+  fill_per_subvolume(scan, usage_before, &usage_after, planned, r);
   record_in_catalog(catalog, scan, &*after, r);
 }
 
