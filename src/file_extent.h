@@ -3,10 +3,10 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "btrfs/items.h"
+#include "src/path_table.h"
 
 namespace btrdedupe {
 
@@ -17,14 +17,15 @@ struct ScannedFile {
   uint64_t size = 0;
   uint64_t transid = 0;       // last transaction that changed the inode
   uint64_t inode_flags = 0;   // btrfs::kInodeNoDataSum, ...
-  uint32_t nlink = 0;
   btrfs::Timespec mtime;
+  uint32_t nlink = 0;
+  uint32_t root = 0;          // index into ScanResult::roots
+  // The path relative to that root, as a node of ScanResult::paths (PathTable::kRoot when
+  // the root is this file); the first name when hardlinked. relative_path() spells it.
+  uint32_t path_node = PathTable::kRoot;
   // The same data (same extents at the same offsets) is also held by files in read-only
   // snapshots that the scan folded into this one: its storage stays referenced anyway.
   bool readonly_alias = false;
-  uint32_t root = 0;          // index into ScanResult::roots
-  std::string path;           // relative to that root ("" when the root is this file);
-                              // the first name when hardlinked
 
   bool nodatasum() const { return inode_flags & btrfs::kInodeNoDataSum; }
 };

@@ -13,6 +13,7 @@
 #include "src/catalog_session.h"
 #include "src/dedupe_plan.h"
 #include "src/duplicate_match.h"
+#include "src/heap_release.h"
 #include "src/io_threads.h"
 #include "src/scanned_file.h"
 #include "src/subvolume_report.h"
@@ -91,11 +92,14 @@ struct FlatScan {
   }
 };
 
-// Per-subvolume figures of the run (after: the confirmation scan, when there was a dedupe).
-void fill_per_subvolume(const ScanResult& scan, const ScanResult* after, const DedupePlan& plan,
-                        FilesystemReport& r) {
+// Per-subvolume figures of the run (after: from the confirmation scan, when there was a
+// dedupe).
+void fill_per_subvolume(const ScanResult& scan, const std::map<uint64_t, SubvolumeUsage>& before,
+                        const std::map<uint64_t, SubvolumeUsage>* after,
+                        const std::map<uint64_t, uint64_t>& planned, FilesystemReport& r) {
   auto all = btrfs::list_subvolumes(r.roots.front());
-  r.per_subvolume = subvolume_figures(scan, after, plan, r.dedupe.bytes_by_subvolume,
+  r.per_subvolume = subvolume_figures(scan.subvolumes, before, after, planned,
+                                      r.dedupe.bytes_by_subvolume,
                                       all ? *all : std::vector<btrfs::Subvolume>{});
 }
 
@@ -112,6 +116,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   r.passed_over = scan.passed_over;
   r.excluded = scan.excluded;
   r.before = r.after = summarize_sharing(scan.extents);
+  release_free_heap();  // the scan's inode tables are gone
 
   auto t = Clock::now();
   report_progress(progress, "fingerprint", 0, r.before.unique_bytes);
@@ -142,7 +147,8 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   fp->files.shrink_to_fit();
   PlanOptions po;
   po.dedupe_readonly = o.dedupe_readonly;
-  const auto plan = plan_rounds(scan, matches, po);
+  auto plan = plan_rounds(scan, matches, po);
+  const auto planned = planned_bytes_by_subvolume(scan, plan);
   r.seconds.match = since(t);
   r.whole_file_groups = matches.whole_file_groups;
   r.partial_groups = matches.partial_groups;
@@ -152,8 +158,9 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   if (o.list_groups) r.groups = list_groups(scan, matches, plan);
   matches.groups.clear();  // the plan holds what dedupe needs
   matches.groups.shrink_to_fit();
+  release_free_heap();
   if (!o.dedupe || (o.stop && o.stop->load())) {
-    fill_per_subvolume(scan, nullptr, plan, r);
+    fill_per_subvolume(scan, subvolume_usage(scan), nullptr, planned, r);
     record_in_catalog(catalog, scan, nullptr, r);
     return;
   }
@@ -170,6 +177,13 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   r.dedupe = run_dedupe(scan, plan, dopt);
   r.deduped = true;
   r.seconds.dedupe = since(t);
+  // What is left needs neither the plan, the paths nor the extents (their figures taken
+  // first; the catalog records files): make room for the confirmation scan.
+  const auto usage_before = subvolume_usage(scan);
+  plan = {};
+  scan.paths = {};
+  scan.extents = {};
+  release_free_heap();
 
   // Confirm from the tree: what shares storage now, not what the calls reported.
   t = Clock::now();
@@ -179,12 +193,16 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   confirm_options.keep_paths = false;
   auto after = flat ? flat->run(confirm_options) : scan_roots(roots, confirm_options);
   r.seconds.confirm = since(t);
+  release_free_heap();
   if (!after) {
     r.error = "re-reading the tree after dedupe: " + after.error().message();
     return;
   }
   r.after = summarize_sharing(after->extents);
-  fill_per_subvolume(scan, &*after, plan, r);
+  const auto usage_after = subvolume_usage(*after);
+  after->extents = {};
+  release_free_heap();
+  fill_per_subvolume(scan, usage_before, &usage_after, planned, r);
   record_in_catalog(catalog, scan, &*after, r);
 }
 

@@ -18,6 +18,7 @@
 #include "src/progress.h"
 #include "src/subvolume_list.h"
 #include "src/text_report.h"
+#include "src/heap_release.h"
 
 namespace {
 
@@ -74,6 +75,7 @@ class Progress {
 
 int main(int argc, char** argv) {
   using namespace btrdedupe;
+  limit_heap_arenas();
   const auto parsed = parse_cli(argc, argv);
   if (!parsed.error.empty()) {
     std::fprintf(stderr, "btrdedupe: %s\n", parsed.error.c_str());

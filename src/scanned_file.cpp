@@ -39,10 +39,14 @@ btrfs::Result<btrfs::Fd> open_path(const std::string& p, int flags) {
 
 }  // namespace
 
+std::string relative_path(const ScanResult& scan, const ScannedFile& file) {
+  return file.path_node == PathTable::kRoot ? std::string() : scan.paths.path(file.path_node);
+}
+
 std::string file_path(const ScanResult& scan, const ScannedFile& file) {
   const ScanRoot& root = scan.roots.at(file.root);
-  if (root.is_file || file.path.empty()) return root.path;
-  return root.path + "/" + file.path;
+  const std::string rel = root.is_file ? std::string() : relative_path(scan, file);
+  return rel.empty() ? root.path : root.path + "/" + rel;
 }
 
 btrfs::Result<btrfs::Fd> open_scanned_file(const ScanResult& scan, const ScannedFile& file,

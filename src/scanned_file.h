@@ -7,7 +7,9 @@
 
 namespace btrdedupe {
 
-// Absolute path of a scanned file (ScannedFile::path is relative to the scan root).
+// A scanned file's path relative to its scan root ("" when the root is the file).
+std::string relative_path(const ScanResult& scan, const ScannedFile& file);
+// Its absolute path.
 std::string file_path(const ScanResult& scan, const ScannedFile& file);
 
 // Opens `file` read-only (O_NOFOLLOW, O_NOATIME where permitted: reading for fingerprints

@@ -37,22 +37,36 @@ std::map<uint64_t, uint64_t> planned_bytes_by_subvolume(const ScanResult& scan,
 }
 
 std::vector<SubvolumeFigures> subvolume_figures(
-    const ScanResult& before, const ScanResult* after, const DedupePlan& plan,
+    const ScanResult& before, const ScanResult* after,
+    const std::map<uint64_t, uint64_t>& planned,
     const std::map<uint64_t, uint64_t>& deduped_by_subvolume,
     const std::vector<btrfs::Subvolume>& all) {
   const auto usage_before = subvolume_usage(before);
-  const auto usage_after = after ? subvolume_usage(*after) : usage_before;
-  const auto planned = planned_bytes_by_subvolume(before, plan);
+  if (!after) return subvolume_figures(before.subvolumes, usage_before, nullptr, planned,
+                                       deduped_by_subvolume, all);
+  const auto usage_after = subvolume_usage(*after);
+  return subvolume_figures(before.subvolumes, usage_before, &usage_after, planned,
+                           deduped_by_subvolume, all);
+}
+
+std::vector<SubvolumeFigures> subvolume_figures(
+    const std::vector<btrfs::Subvolume>& scanned,
+    const std::map<uint64_t, SubvolumeUsage>& usage_before,
+    const std::map<uint64_t, SubvolumeUsage>* usage_after,
+    const std::map<uint64_t, uint64_t>& planned,
+    const std::map<uint64_t, uint64_t>& deduped_by_subvolume,
+    const std::vector<btrfs::Subvolume>& all) {
+  const auto& after = usage_after ? *usage_after : usage_before;
   std::vector<SubvolumeFigures> out;
-  for (const auto& s : before.subvolumes) {
+  for (const auto& s : scanned) {
     SubvolumeFigures f;
     f.id = s.id;
     f.path = subvolume_display_path(s);
     f.readonly = s.readonly;
-    f.snapshot_of = snapshot_source(s, all.empty() ? before.subvolumes : all);
+    f.snapshot_of = snapshot_source(s, all.empty() ? scanned : all);
     f.generation = s.generation;
     if (auto it = usage_before.find(s.id); it != usage_before.end()) f.before = it->second;
-    if (auto it = usage_after.find(s.id); it != usage_after.end()) f.after = it->second;
+    if (auto it = after.find(s.id); it != after.end()) f.after = it->second;
     if (auto it = planned.find(s.id); it != planned.end()) f.planned_bytes = it->second;
     if (auto it = deduped_by_subvolume.find(s.id); it != deduped_by_subvolume.end())
       f.deduped_bytes = it->second;

@@ -41,9 +41,20 @@ struct SubvolumeFigures {
 };
 
 // One entry per subvolume of `before`, in scan order. `after` may be null (no dedupe);
+// `planned`: planned_bytes_by_subvolume() (taken before the plan is freed);
 // `all` (every subvolume of the filesystem) names snapshots' origins.
 std::vector<SubvolumeFigures> subvolume_figures(
-    const ScanResult& before, const ScanResult* after, const DedupePlan& plan,
+    const ScanResult& before, const ScanResult* after,
+    const std::map<uint64_t, uint64_t>& planned,
+    const std::map<uint64_t, uint64_t>& deduped_by_subvolume,
+    const std::vector<btrfs::Subvolume>& all);
+// The same from usages taken earlier (subvolume_usage()), so the scans' extents can be
+// freed before: `scanned` is before.subvolumes; `after` may be null.
+std::vector<SubvolumeFigures> subvolume_figures(
+    const std::vector<btrfs::Subvolume>& scanned,
+    const std::map<uint64_t, SubvolumeUsage>& usage_before,
+    const std::map<uint64_t, SubvolumeUsage>* usage_after,
+    const std::map<uint64_t, uint64_t>& planned,
     const std::map<uint64_t, uint64_t>& deduped_by_subvolume,
     const std::vector<btrfs::Subvolume>& all);
 

@@ -18,34 +18,62 @@
 namespace btrdedupe {
 namespace {
 
-// What the scan keeps of an INODE_ITEM: held for every inode of a subvolume while its tree
-// is read, so only the fields used later.
-struct InodeFacts {
-  uint64_t size = 0, transid = 0, flags = 0;
-  btrfs::Timespec mtime;
-  uint32_t nlink = 0, mode = 0;
-  bool is_regular() const { return (mode & 0170000) == 0100000; }
-};
-
+// One inode of a subvolume, with what the scan keeps of its INODE_ITEM. Entries are kept
+// in key order (tree search returns items sorted) and names in one arena, not in a hash
+// map of strings: this table is the scan's largest structure while a subvolume is read,
+// so its fields are packed (64 bytes).
 struct InodeEntry {
+  uint64_t ino = 0;
   uint64_t parent = 0;
-  std::string name;
-  InodeFacts item;
-  bool has_item = false;
+  uint64_t size = 0, transid = 0, flags = 0;
+  int64_t mtime_sec = 0;
+  uint32_t mtime_nsec = 0, nlink = 0;
+  uint32_t mode = 0;      // 0 until the INODE_ITEM is read
+  uint32_t name_end = 0;  // in SubvolumeTree::names; the name starts where the previous ends
+  bool is_regular() const { return (mode & 0170000) == 0100000; }
+  btrfs::Timespec mtime() const { return {mtime_sec, mtime_nsec}; }
 };
 
-// What the scan keeps of an EXTENT_DATA item until its file is known to be wanted.
-struct PendingExtent {
-  uint64_t inode = 0, file_offset = 0;
-  uint64_t disk_bytenr = 0, disk_num_bytes = 0, extent_offset = 0, length = 0, generation = 0;
-  btrfs::FileExtentType type = btrfs::FileExtentType::Regular;
-  btrfs::Compression compression = btrfs::Compression::None;
+// An inline, hole or prealloc extent: only counted, once its file is known to be kept.
+struct PassedOverPiece {
+  uint32_t entry = 0;  // index into SubvolumeTree::inodes
+  btrfs::FileExtentType type = btrfs::FileExtentType::Regular;  // Regular: a hole
+  uint64_t length = 0;
 };
 
-// One subvolume's inodes and extents, straight from its tree.
+// One subvolume's inodes straight from its tree. Its regular extents go to
+// ScanResult::extents as they are read, FileExtent::file holding the inode's entry index
+// until the kept files are known (scan_queue): no second copy of the extents is held.
 struct SubvolumeTree {
-  std::unordered_map<uint64_t, InodeEntry> inodes;
-  std::vector<PendingExtent> extents;
+  // Ascending ino. A deque: it grows without the copy (and twice the memory for a
+  // moment) of a doubling vector.
+  std::deque<InodeEntry> inodes;
+  static_assert(sizeof(InodeEntry) == 64);
+  std::string names;
+  std::vector<PassedOverPiece> passed;
+
+  std::string_view name(size_t i) const {
+    const uint64_t begin = i == 0 ? 0 : inodes[i - 1].name_end;
+    return std::string_view(names).substr(begin, inodes[i].name_end - begin);
+  }
+  // Index of `ino`'s entry, or npos.
+  size_t find(uint64_t ino) const {
+    auto it = std::lower_bound(inodes.begin(), inodes.end(), ino,
+                               [](const InodeEntry& e, uint64_t i) { return e.ino < i; });
+    return it == inodes.end() || it->ino != ino ? std::string::npos
+                                                : static_cast<size_t>(it - inodes.begin());
+  }
+  // The entry an item belongs to: items come in key order, so it is the last one or a new
+  // one (nullptr for an item out of order, which tree search never returns).
+  InodeEntry* entry_for(uint64_t ino) {
+    if (!inodes.empty() && inodes.back().ino == ino) return &inodes.back();
+    if (!inodes.empty() && inodes.back().ino > ino) return nullptr;
+    InodeEntry e;
+    e.ino = ino;
+    e.name_end = static_cast<uint32_t>(names.size());
+    inodes.push_back(e);
+    return &inodes.back();
+  }
 };
 
 // names: keep each inode's name (for paths); without, only the parent links membership needs.
@@ -60,52 +88,56 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
   btrfs::TreeSearch search(fd, key, 1 << 20);
   SubvolumeTree tree;
   const std::string where = "subvolume " + std::to_string(subvol);
+  auto first_name = [&](InodeEntry& e, const btrfs::Result<std::vector<btrfs::InodeName>>& refs) {
+    if (!refs || refs->empty()) return;
+    e.parent = (*refs)[0].parent;
+    if (names && tree.names.size() + (*refs)[0].name.size() <= UINT32_MAX) {
+      tree.names += (*refs)[0].name;
+      e.name_end = static_cast<uint32_t>(tree.names.size());
+    }  // else (4 GiB of names in one subvolume): the name is left empty
+  };
   for (;;) {
     auto next = search.next();
     if (!next) return btrfs::Error{next.error().code, where + ": " + next.error().context};
     if (!*next) break;
     const btrfs::TreeItem& it = **next;
     ++out.tree_items;
+    if (it.type != BTRFS_INODE_ITEM_KEY && it.type != BTRFS_INODE_REF_KEY &&
+        it.type != BTRFS_INODE_EXTREF_KEY && it.type != BTRFS_EXTENT_DATA_KEY)
+      continue;  // dir items, xattrs: inside the key box but not needed
+    InodeEntry* e = tree.entry_for(it.objectid);
+    if (!e) continue;
+    const auto entry = static_cast<uint32_t>(tree.inodes.size() - 1);
     switch (it.type) {
       case BTRFS_INODE_ITEM_KEY: {
         auto inode = btrfs::decode_inode_item(it.data);
         if (!inode) return btrfs::Error{inode.error().code, where + ": " + inode.error().context};
-        auto& e = tree.inodes[it.objectid];
-        e.item = {inode->size, inode->transid, inode->flags, inode->mtime, inode->nlink,
-                  inode->mode};
-        e.has_item = true;
+        e->size = inode->size;
+        e->transid = inode->transid;
+        e->flags = inode->flags;
+        e->mtime_sec = inode->mtime.sec;
+        e->mtime_nsec = inode->mtime.nsec;
+        e->nlink = inode->nlink;
+        e->mode = inode->mode;
         break;
       }
-      case BTRFS_INODE_REF_KEY: {
-        auto& e = tree.inodes[it.objectid];
-        if (e.parent != 0) break;  // the first name is enough for reports
-        auto refs = btrfs::decode_inode_refs(it.offset, it.data);
-        if (refs && !refs->empty()) {
-          e.parent = (*refs)[0].parent;
-          if (names) e.name = std::move((*refs)[0].name);
-        }
+      case BTRFS_INODE_REF_KEY:
+        if (e->parent == 0) first_name(*e, btrfs::decode_inode_refs(it.offset, it.data));
+        break;  // the first name is enough for reports
+      case BTRFS_INODE_EXTREF_KEY:
+        if (e->parent == 0) first_name(*e, btrfs::decode_inode_extrefs(it.data));
         break;
-      }
-      case BTRFS_INODE_EXTREF_KEY: {
-        auto& e = tree.inodes[it.objectid];
-        if (e.parent != 0) break;
-        auto refs = btrfs::decode_inode_extrefs(it.data);
-        if (refs && !refs->empty()) {
-          e.parent = (*refs)[0].parent;
-          if (names) e.name = std::move((*refs)[0].name);
-        }
-        break;
-      }
-      case BTRFS_EXTENT_DATA_KEY: {
+      default: {  // BTRFS_EXTENT_DATA_KEY, after its INODE_ITEM in key order
+        if (!e->is_regular()) break;
         auto fe = btrfs::decode_file_extent_item(it.data);
         if (!fe) return btrfs::Error{fe.error().code, where + ": " + fe.error().context};
-        tree.extents.push_back({it.objectid, it.offset, fe->disk_bytenr, fe->disk_num_bytes,
-                                fe->offset, fe->length(), fe->generation, fe->type,
-                                fe->compression});
+        if (fe->type == btrfs::FileExtentType::Regular && fe->disk_bytenr != 0)
+          out.extents.push_back({entry, it.offset, fe->length(), fe->disk_bytenr,
+                                 fe->disk_num_bytes, fe->offset, fe->generation, fe->compression});
+        else
+          tree.passed.push_back({entry, fe->type, fe->length()});
         break;
       }
-      default:
-        break;  // dir items, xattrs: inside the key box but not needed
     }
   }
   out.search_calls += search.ioctl_calls();
@@ -113,25 +145,92 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
 }
 
 // Path of `ino` relative to `top` (a directory inode), or false when not below it.
-// path may be null: membership only, no string built.
 bool path_below(const SubvolumeTree& tree, uint64_t ino, uint64_t top, std::string* path) {
-  std::vector<const std::string*> parts;
+  std::vector<std::string_view> parts;
   for (int depth = 0; ino != top; ++depth) {
-    auto it = tree.inodes.find(ino);
-    if (it == tree.inodes.end() || it->second.parent == 0 || it->second.parent == ino ||
+    const size_t i = tree.find(ino);
+    if (i == std::string::npos || tree.inodes[i].parent == 0 || tree.inodes[i].parent == ino ||
         depth > 4096)
       return false;
-    parts.push_back(&it->second.name);
-    ino = it->second.parent;
+    parts.push_back(tree.name(i));
+    ino = tree.inodes[i].parent;
   }
-  if (!path) return true;
   path->clear();
   for (auto p = parts.rbegin(); p != parts.rend(); ++p) {
     if (!path->empty()) *path += '/';
-    *path += **p;
+    *path += *p;
   }
   return true;
 }
+
+// Which entries lie below the scan's top directory, remembered along each walk up so a
+// directory is walked once, however many files it holds.
+class Membership {
+ public:
+  Membership(const SubvolumeTree& tree, uint64_t top)
+      : tree_(tree), top_(top), state_(tree.inodes.size(), kUnknown) {}
+
+  bool below(size_t entry) {
+    std::vector<size_t> chain;
+    uint8_t result = kOutside;
+    for (size_t i = entry;;) {
+      if (tree_.inodes[i].ino == top_) {
+        result = kInside;
+        break;
+      }
+      if (state_[i] != kUnknown) {
+        result = state_[i];
+        break;
+      }
+      chain.push_back(i);
+      const InodeEntry& e = tree_.inodes[i];
+      if (e.parent == 0 || e.parent == e.ino || chain.size() > 4096) break;
+      i = tree_.find(e.parent);
+      if (i == std::string::npos) break;
+    }
+    for (size_t i : chain) state_[i] = result;
+    return result == kInside;
+  }
+
+ private:
+  static constexpr uint8_t kUnknown = 0, kInside = 1, kOutside = 2;
+  const SubvolumeTree& tree_;
+  uint64_t top_;
+  std::vector<uint8_t> state_;
+};
+
+// Adds the names of kept files to a PathTable, each directory once.
+class PathBuilder {
+ public:
+  PathBuilder(const SubvolumeTree& tree, uint64_t top, uint32_t top_node, PathTable& table)
+      : tree_(tree), top_(top), top_node_(top_node), table_(table),
+        node_(tree.inodes.size(), kUnset) {}
+
+  // The node of `entry`, which Membership found below the top.
+  uint32_t node(size_t entry) {
+    std::vector<size_t> chain;
+    uint32_t base = top_node_;
+    for (size_t i = entry; i != std::string::npos && tree_.inodes[i].ino != top_;
+         i = tree_.find(tree_.inodes[i].parent)) {
+      if (node_[i] != kUnset) {
+        base = node_[i];
+        break;
+      }
+      chain.push_back(i);
+    }
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+      base = node_[*it] = table_.add(base, tree_.name(*it));
+    return base;
+  }
+
+ private:
+  static constexpr uint32_t kUnset = PathTable::kRoot - 1;
+  const SubvolumeTree& tree_;
+  uint64_t top_;
+  uint32_t top_node_;
+  PathTable& table_;
+  std::vector<uint32_t> node_;
+};
 
 std::string join(const std::string& a, const std::string& b) {
   if (a.empty()) return b;
@@ -144,40 +243,28 @@ std::string basename_of(const std::string& p) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
-void add_file_extents(const PendingExtent& pe, uint32_t file, ScanResult& out) {
-  if (pe.type == btrfs::FileExtentType::Inline) {
-    ++out.passed_over.inline_extents;
-    out.passed_over.inline_bytes += pe.length;
-  } else if (pe.type == btrfs::FileExtentType::Prealloc) {
-    ++out.passed_over.prealloc_extents;
-    out.passed_over.prealloc_bytes += pe.length;
-  } else if (pe.disk_bytenr == 0) {
-    ++out.passed_over.hole_extents;
-    out.passed_over.hole_bytes += pe.length;
-  } else {
-    out.extents.push_back({file, pe.file_offset, pe.length, pe.disk_bytenr, pe.disk_num_bytes,
-                           pe.extent_offset, pe.generation, pe.compression});
-  }
-}
-
 // Files by the exact layout of their data, to fold read-only snapshot copies.
 class LayoutIndex {
  public:
   // Registers files [first_file, end) and their extents [first_extent, end), which the
-  // scan just appended. With `fold`, a file whose layout is already known is removed and
-  // its twin marked; a read-only file without any extent is dropped too (nothing to do).
+  // scan just appended, each file's extents together and in file order. With `fold`, a
+  // file whose layout is already known is removed and its twin marked; a read-only file
+  // without any extent is dropped too (nothing to do).
   void add(ScanResult& out, size_t first_file, size_t first_extent, bool fold) {
     const size_t nfiles = out.files.size() - first_file;
-    std::vector<std::vector<const FileExtent*>> per_file(nfiles);
-    for (size_t e = first_extent; e < out.extents.size(); ++e)
-      per_file[out.extents[e].file - first_file].push_back(&out.extents[e]);
+    std::vector<size_t> begin(nfiles + 1, out.extents.size());  // file i: [begin[i], begin[i+1])
+    for (size_t e = out.extents.size(); e-- > first_extent;)
+      begin[out.extents[e].file - first_file] = e;
+    for (size_t i = nfiles; i-- > 0;) begin[i] = std::min(begin[i], begin[i + 1]);
     std::vector<int64_t> remap(nfiles);
     size_t kept = 0;
     for (size_t i = 0; i < nfiles; ++i) {
       ScannedFile& f = out.files[first_file + i];
-      const Key key = layout_key(f, per_file[i]);
+      const bool no_extents = begin[i] == begin[i + 1];
+      const Key key = layout_key(f, out.extents.data() + begin[i],
+                                 out.extents.data() + begin[i + 1]);
       auto it = known_.find(key);
-      if (fold && (per_file[i].empty() || it != known_.end())) {
+      if (fold && (no_extents || it != known_.end())) {
         if (it != known_.end()) {
           out.files[it->second].readonly_alias = true;
           out.readonly_alias_subvolumes.add(it->second, f.subvolume);
@@ -187,7 +274,7 @@ class LayoutIndex {
         continue;
       }
       remap[i] = static_cast<int64_t>(first_file + kept);
-      if (!per_file[i].empty()) known_.emplace(key, static_cast<uint32_t>(first_file + kept));
+      if (!no_extents) known_.emplace(key, static_cast<uint32_t>(first_file + kept));
       if (kept != i) out.files[first_file + kept] = std::move(f);
       ++kept;
     }
@@ -213,9 +300,9 @@ class LayoutIndex {
     size_t operator()(const Key& k) const { return static_cast<size_t>(k.lo); }
   };
 
-  static Key layout_key(const ScannedFile& f, const std::vector<const FileExtent*>& extents) {
+  static Key layout_key(const ScannedFile& f, const FileExtent* first, const FileExtent* end) {
     std::vector<uint64_t> words{f.size, f.inode_flags & btrfs::kInodeNoDataSum};
-    for (const FileExtent* e : extents) {
+    for (const FileExtent* e = first; e != end; ++e) {
       words.push_back(e->file_offset);
       words.push_back(e->length);
       words.push_back(e->disk_bytenr);
@@ -234,8 +321,9 @@ namespace {
 
 struct Work {
   uint64_t subvol, top_inode;
-  std::string prefix;
-  uint32_t root = 0;  // index into ScanResult::roots
+  std::string prefix;  // of the subvolume below the root, for ScanOptions::exclude
+  uint32_t prefix_node = PathTable::kRoot;  // the same in ScanResult::paths
+  uint32_t root = 0;   // index into ScanResult::roots
 };
 
 // Reads the queued subvolumes into `out`, and with options.recursive those nested below
@@ -271,7 +359,7 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
     ++out.excluded;
     return out;
   }
-  std::deque<Work> queue{{*subvol, st.st_ino, "", 0}};
+  std::deque<Work> queue{{*subvol, st.st_ino, "", PathTable::kRoot, 0}};
   if (auto ok = scan_queue(fd->get(), std::move(queue), *all, st.st_ino, options, out); !ok)
     return ok.error();
   return out;
@@ -291,7 +379,8 @@ btrfs::Result<ScanResult> scan_subvolumes(const std::string& fs_path,
   if (!all) return all.error();
   std::deque<Work> queue;
   for (const auto& sv : subvolumes) {
-    queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, "", static_cast<uint32_t>(out.roots.size())});
+    queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, "", PathTable::kRoot,
+                     static_cast<uint32_t>(out.roots.size())});
     out.roots.push_back({sv.path, false});
   }
   ScanOptions flat = options;
@@ -305,12 +394,20 @@ namespace {
 btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
                                const std::vector<btrfs::Subvolume>& all, uint64_t file_inode,
                                const ScanOptions& options, ScanResult& out) {
+  // The layout index costs a hash entry per file: only worth it when some read-only
+  // subvolume could be scanned and folded.
+  const bool may_fold = options.fold_readonly_aliases &&
+                        std::any_of(all.begin(), all.end(), [](const auto& s) { return s.readonly; });
   LayoutIndex layouts;
+  // Without keep_paths the names still decide membership and exclusion: built, then dropped.
+  PathTable scratch;
+  PathTable& table = options.keep_paths ? out.paths : scratch;
   while (!queue.empty()) {
     const Work work = queue.front();
     queue.pop_front();
     const std::string& root = out.roots[work.root].path;
     const bool root_is_file = out.roots[work.root].is_file;
+    const size_t first_file = out.files.size(), first_extent = out.extents.size();
     auto tree = read_subvolume_tree(fd, work.subvol, out, options.keep_paths || options.exclude);
     if (!tree) return tree.error();
     for (const auto& sv : all) {
@@ -318,46 +415,96 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
       if (!options.recursive || sv.parent_id != work.subvol || root_is_file) continue;
       std::string dir;
       if (!path_below(*tree, sv.dir_id, work.top_inode, &dir)) continue;
-      std::string rel = join(work.prefix, join(dir, basename_of(sv.path)));
+      const std::string below = join(dir, basename_of(sv.path));
+      std::string rel = join(work.prefix, below);
       if (options.excluded_subvolumes.count(sv.id) || (options.exclude && options.exclude(root, rel))) {
         ++out.excluded;
         continue;
       }
-      queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, std::move(rel), work.root});
+      const uint32_t node = table.add(work.prefix_node, below);
+      queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, std::move(rel), node, work.root});
     }
 
-    const size_t first_file = out.files.size(), first_extent = out.extents.size();
-    std::unordered_map<uint64_t, uint32_t> file_index;
-    for (const auto& [ino, entry] : tree->inodes) {
-      if (!entry.has_item || !entry.item.is_regular()) continue;
-      std::string rel;
+    // The kept files, in inode order; FileExtent::file maps entries to them below.
+    constexpr uint32_t kDropped = UINT32_MAX;
+    std::vector<uint32_t> file_of(tree->inodes.size(), kDropped);
+    Membership membership(*tree, work.top_inode);
+    std::string rel;
+    size_t kept = 0;
+    for (size_t i = 0; i < tree->inodes.size(); ++i) {
+      const InodeEntry& entry = tree->inodes[i];
+      if (!entry.is_regular()) continue;
       if (root_is_file) {
-        if (ino != file_inode) continue;
-      } else if (!path_below(*tree, ino, work.top_inode,
-                             options.keep_paths || options.exclude ? &rel : nullptr)) {
+        if (entry.ino != file_inode) continue;
+      } else if (!membership.below(i)) {
         continue;
       }
-      if (options.exclude && !root_is_file && options.exclude(root, join(work.prefix, rel))) {
+      if (options.exclude && !root_is_file &&
+          (!path_below(*tree, entry.ino, work.top_inode, &rel) ||
+           options.exclude(root, join(work.prefix, rel)))) {
         ++out.excluded;
         continue;
       }
-      if (entry.item.size < options.min_file_size) {
+      if (entry.size < options.min_file_size) {
         ++out.passed_over.excluded_files;
         continue;
       }
-      file_index[ino] = static_cast<uint32_t>(out.files.size());
-      out.files.push_back({work.subvol, ino, entry.item.size, entry.item.transid, entry.item.flags,
-                           entry.item.nlink, entry.item.mtime, false, work.root,
-                           options.keep_paths ? join(work.prefix, rel) : std::string()});
+      file_of[i] = 0;
+      ++kept;
     }
-    for (const auto& pe : tree->extents) {
-      auto it = file_index.find(pe.inode);
-      if (it != file_index.end()) add_file_extents(pe, it->second, out);
+    // Exactly the room needed: files are the largest vector the scan result holds.
+    out.files.reserve(out.files.size() + kept);
+    for (size_t i = 0; i < tree->inodes.size(); ++i) {
+      if (file_of[i] == kDropped) continue;
+      const InodeEntry& entry = tree->inodes[i];
+      file_of[i] = static_cast<uint32_t>(out.files.size());
+      // path_node holds the entry until the names of the files that stay are added.
+      ScannedFile f;
+      f.subvolume = work.subvol;
+      f.inode = entry.ino;
+      f.size = entry.size;
+      f.transid = entry.transid;
+      f.inode_flags = entry.flags;
+      f.nlink = entry.nlink;
+      f.mtime = entry.mtime();
+      f.root = work.root;
+      f.path_node = static_cast<uint32_t>(i);
+      out.files.push_back(f);
     }
+    size_t w = first_extent;
+    for (size_t e = first_extent; e < out.extents.size(); ++e) {
+      const uint32_t file = file_of[out.extents[e].file];
+      if (file == kDropped) continue;
+      out.extents[w] = out.extents[e];
+      out.extents[w++].file = file;
+    }
+    out.extents.resize(w);
+    for (const auto& piece : tree->passed) {
+      if (file_of[piece.entry] == kDropped) continue;
+      auto& p = out.passed_over;
+      if (piece.type == btrfs::FileExtentType::Inline) {
+        ++p.inline_extents;
+        p.inline_bytes += piece.length;
+      } else if (piece.type == btrfs::FileExtentType::Prealloc) {
+        ++p.prealloc_extents;
+        p.prealloc_bytes += piece.length;
+      } else {
+        ++p.hole_extents;
+        p.hole_bytes += piece.length;
+      }
+    }
+    file_of = {};
     const bool readonly = std::any_of(all.begin(), all.end(), [&](const btrfs::Subvolume& s) {
       return s.id == work.subvol && s.readonly;
     });
-    layouts.add(out, first_file, first_extent, readonly && options.fold_readonly_aliases);
+    if (may_fold) layouts.add(out, first_file, first_extent, readonly);
+    // Names only for the files that stayed: a folded snapshot's files leave none behind.
+    PathBuilder names(*tree, work.top_inode, work.prefix_node, table);
+    for (size_t f = first_file; f < out.files.size(); ++f) {
+      ScannedFile& file = out.files[f];
+      file.path_node = root_is_file ? PathTable::kRoot : names.node(file.path_node);
+      if (!options.keep_paths) file.path_node = PathTable::kRoot;
+    }
   }
   std::sort(out.extents.begin(), out.extents.end(), [](const FileExtent& a, const FileExtent& b) {
     return std::tie(a.disk_bytenr, a.extent_offset, a.file) <
@@ -365,6 +512,7 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
   });
   out.files.shrink_to_fit();  // vectors grew by doubling: give the slack back
   out.extents.shrink_to_fit();
+  out.paths.shrink_to_fit();
   return {};
 }
 
@@ -382,6 +530,7 @@ btrfs::Result<ScanResult> merge_scans(std::vector<ScanResult> scans) {
       return btrfs::Error{EXDEV, in.roots[0].path + " is on another filesystem than " +
                                      out.roots[0].path + ": run them separately"};
     const auto root_base = static_cast<uint32_t>(out.roots.size());
+    const uint32_t node_base = out.paths.append(in.paths);
     out.roots.insert(out.roots.end(), in.roots.begin(), in.roots.end());
     std::vector<int64_t> remap(in.files.size(), -1);
     for (size_t i = 0; i < in.files.size(); ++i) {
@@ -397,6 +546,7 @@ btrfs::Result<ScanResult> merge_scans(std::vector<ScanResult> scans) {
       }
       remap[i] = static_cast<int64_t>(out.files.size());
       in.files[i].root += root_base;
+      if (in.files[i].path_node != PathTable::kRoot) in.files[i].path_node += node_base;
       out.files.push_back(std::move(in.files[i]));
     }
     for (auto e : in.extents) {

@@ -13,6 +13,7 @@
 #include "btrfs/result.h"
 #include "btrfs/subvolume.h"
 #include "src/file_extent.h"
+#include "src/path_table.h"
 #include "src/subvolume_sets.h"
 
 namespace btrdedupe {
@@ -24,8 +25,8 @@ struct ScanOptions {
   // grows with distinct data, not with the number of snapshots. Off when read-only
   // snapshots may be dedupe destinations.
   bool fold_readonly_aliases = true;
-  // Build each file's path. A scan that only counts (the confirmation after dedupe) turns
-  // this off: paths are most of a scan's memory.
+  // Keep each file's path (ScanResult::paths). A scan that only counts (the confirmation
+  // after dedupe) turns this off.
   bool keep_paths = true;
   // Leaves paths out: called with the root as given and a file's or nested subvolume's path
   // relative to it; true excludes the file, or the subvolume and everything below it.
@@ -46,6 +47,7 @@ struct ScanResult {
   btrfs::FsInfo fs;
   std::vector<btrfs::Subvolume> subvolumes;  // the ones scanned
   std::vector<ScannedFile> files;
+  PathTable paths;                  // ScannedFile::path_node indexes this
   std::vector<FileExtent> extents;  // regular extents of files, sorted by physical identity
   PassedOver passed_over;
   uint64_t tree_items = 0;          // items the kernel returned

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/fingerprint.h"
+#include "src/scanned_file.h"
 #include "support/btrfs_image.h"
 
 namespace btrdedupe::test {
@@ -51,8 +52,8 @@ TEST_P(FingerprintThreadsTest, SameSumsAndCountsAtOneTwoAndFourThreads) {
     const FingerprintResult many = run(scan, threads);
     ASSERT_EQ(many.files.size(), one.files.size());
     for (size_t i = 0; i < one.files.size(); ++i) {
-      EXPECT_EQ(many.files[i].sums, one.files[i].sums) << scan.files[i].path;
-      EXPECT_EQ(many.files[i].known, one.files[i].known) << scan.files[i].path;
+      EXPECT_EQ(many.files[i].sums, one.files[i].sums) << relative_path(scan, scan.files[i]);
+      EXPECT_EQ(many.files[i].known, one.files[i].known) << relative_path(scan, scan.files[i]);
     }
     EXPECT_EQ(many.stats.extents_read, one.stats.extents_read);
     EXPECT_EQ(many.stats.bytes_read, one.stats.bytes_read);

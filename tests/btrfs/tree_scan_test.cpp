@@ -5,8 +5,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <climits>
 #include <set>
 
+#include "src/scanned_file.h"
 #include "support/btrfs_image.h"
 #include "support/shell.h"
 
@@ -24,7 +26,7 @@ class TreeScanTest : public BtrfsTest {
   }
   std::set<std::string> paths(const ScanResult& r) {
     std::set<std::string> s;
-    for (const auto& f : r.files) s.insert(f.path);
+    for (const auto& f : r.files) s.insert(relative_path(r, f));
     return s;
   }
 };
@@ -38,9 +40,10 @@ TEST_F(TreeScanTest, FindsEveryRegularFileWithItsPathAndSize) {
   EXPECT_EQ(paths(r), (std::set<std::string>{"a/b/big", "c/tiny", "empty", "x/with space"}));
   for (const auto& f : r.files) {
     struct stat st {};
-    ASSERT_EQ(::stat(path("t/" + f.path).c_str(), &st), 0) << f.path;
-    EXPECT_EQ(f.size, static_cast<uint64_t>(st.st_size)) << f.path;
-    EXPECT_EQ(f.inode, st.st_ino) << f.path;
+    const std::string rel = relative_path(r, f);
+    ASSERT_EQ(::stat(path("t/" + rel).c_str(), &st), 0) << rel;
+    EXPECT_EQ(f.size, static_cast<uint64_t>(st.st_size)) << rel;
+    EXPECT_EQ(f.inode, st.st_ino) << rel;
   }
   // 300000 + 9000 bytes in regular extents; the 100-byte file is inline.
   EXPECT_EQ(summarize_sharing(r.extents).logical_bytes, 300000u / 4096 * 4096 + 4096 + 12288u);
@@ -61,7 +64,7 @@ TEST_F(TreeScanTest, ReflinksAndSnapshotsAreAlreadySharedCopiesAreNot) {
   size_t flagged = 0;
   for (const auto& f : folded.files) {
     flagged += f.readonly_alias;
-    if (f.path == "copy") {
+    if (relative_path(folded, f) == "copy") {
       EXPECT_TRUE(f.readonly_alias);
     }
   }
@@ -111,6 +114,78 @@ TEST_F(TreeScanTest, HolesAndPreallocArePassedOver) {
   EXPECT_EQ(r.passed_over.prealloc_extents, 1u);
   EXPECT_EQ(r.passed_over.prealloc_bytes, 1u << 20);
   EXPECT_EQ(summarize_sharing(r.extents).logical_bytes, 64u << 10);
+}
+
+// Paths are kept as a tree of names (src/path_table.h) and spelled only when asked: each
+// must still name the very inode scanned, whatever the names and however deep.
+TEST_F(TreeScanTest, PathsSpelledFromTheNameTreeNameTheScannedInode) {
+  auto expect_each_names_its_inode = [&](const ScanResult& r) {
+    for (const auto& f : r.files) {
+      auto fd = open_scanned_file(r, f, true);
+      ASSERT_TRUE(fd.ok()) << fd.error().message();
+      struct stat st {};
+      ASSERT_EQ(::fstat(fd->get(), &st), 0);
+      EXPECT_EQ(st.st_ino, f.inode) << relative_path(r, f);
+    }
+  };
+  build_layout("hardlinks", "hl");
+  const auto hl = scan("hl");
+  ASSERT_EQ(hl.files.size(), 2u);  // three names of one inode, and a separate copy
+  expect_each_names_its_inode(hl);
+
+  build_layout("odd-names", "on");
+  const auto on = scan("on");
+  std::set<std::string> odd;
+  for (const std::string name :
+       {"with space", " leading and trailing space ", "new\nline", "tab\there", "-leading-dash",
+        "invalid-utf8-\xff\xfe", "quotes ' \" and back\\slash", "glob *?[x]{a,b}$HOME",
+        "\xc3\xbcn\xc3\xaf\x63\xc3\xb8\x64\xc3\xa9-\xe5\x90\x8d\xe5\x89\x8d",
+        "dir\nwith newline/inner.bin"}) {
+    odd.insert(name);
+    odd.insert("twins/" + name);
+  }
+  odd.insert("long-" + std::string(250, 'x'));
+  odd.insert("twins/long-" + std::string(250, 'x'));
+  EXPECT_EQ(paths(on), odd);
+  expect_each_names_its_inode(on);
+
+  // Renamed after being written, a nested subvolume, and a path far beyond PATH_MAX
+  // (twenty 250-byte directory names), which open_scanned_file opens a step at a time.
+  // The deep one is made with short names, renamed deepest first, so no command's path
+  // is ever too long.
+  const std::string long_name(250, 'd');
+  std::string short_dirs = "rn", renames;
+  for (int i = 0; i < 20; ++i) short_dirs += "/s";
+  for (size_t cut = short_dirs.size(); cut > 2; cut -= 2)
+    renames += " && mv " + short_dirs.substr(0, cut) + " " + short_dirs.substr(0, cut - 1) +
+               long_name;
+  sh("cd " + shell_quote(path("")) +
+     " && mkdir -p rn/x && head -c 9000 /dev/urandom > rn/x/f && mkdir rn/y"
+     " && mv rn/x rn/y/moved && mv rn/y/moved/f rn/y/moved/g"
+     " && btrfs -q subvolume create rn/y/sv && head -c 9000 /dev/urandom > rn/y/sv/h"
+     " && mkdir -p " + short_dirs + " && head -c 9000 /dev/urandom > " + short_dirs + "/deep" +
+     renames + " && sync");
+  const auto rn = scan("rn");
+  std::string deep;
+  for (int i = 0; i < 20; ++i) deep += long_name + "/";
+  deep += "deep";
+  EXPECT_GT(deep.size(), size_t{PATH_MAX});
+  EXPECT_EQ(paths(rn), (std::set<std::string>{"y/moved/g", "y/sv/h", deep}));
+  expect_each_names_its_inode(rn);
+
+  // Scans merged from several roots keep each file's path against its own root.
+  auto a = scan_tree(path("rn/y/moved"), {}), b = scan_tree(path("hl"), {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  std::vector<ScanResult> both;
+  both.push_back(std::move(*a));
+  both.push_back(std::move(*b));
+  auto merged = merge_scans(std::move(both));
+  ASSERT_TRUE(merged.ok());
+  std::set<std::string> absolute;
+  for (const auto& f : merged->files) absolute.insert(file_path(*merged, f));
+  EXPECT_EQ(absolute.count(path("rn/y/moved/g")), 1u);
+  EXPECT_EQ(absolute.size(), 3u);
+  expect_each_names_its_inode(*merged);
 }
 
 TEST(TreeScanErrors, SaysWhatIsWrong) {

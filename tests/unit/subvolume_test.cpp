@@ -86,7 +86,8 @@ TEST(SubvolumeUsage, FiguresCarryPlannedAndDedupedBytesPerDestinationSubvolume) 
   round.destinations = {{2, 0}, {3, 0}};  // both in B
   plan.rounds.push_back(round);
   EXPECT_EQ(planned_bytes_by_subvolume(scan, plan), (std::map<uint64_t, uint64_t>{{257, 8192}}));
-  const auto figures = subvolume_figures(scan, nullptr, plan, {{257, 4096}}, {});
+  const auto figures = subvolume_figures(scan, nullptr, planned_bytes_by_subvolume(scan, plan),
+                                         {{257, 4096}}, {});
   ASSERT_EQ(figures.size(), 3u);
   EXPECT_EQ(figures[1].id, 257u);
   EXPECT_EQ(figures[1].planned_bytes, 8192u);

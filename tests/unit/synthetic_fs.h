@@ -29,7 +29,7 @@ class SyntheticFs {
     ScannedFile file;
     file.inode = 257 + f;
     file.size = size;
-    file.path = "f" + std::to_string(f);
+    file.path_node = scan.paths.add(PathTable::kRoot, "f" + std::to_string(f));
     scan.files.push_back(file);
     FileSums s;
     s.sums.resize(content.size() * 4);
