@@ -25,6 +25,7 @@ struct ScannedFile {
   uint32_t root = 0;          // index into ScanResult::roots
   std::string path;           // relative to that root ("" when the root is this file);
                               // the first name when hardlinked
+  uint64_t parent = 0;        // directory inode of that first name (0: not known)
 
   bool nodatasum() const { return inode_flags & btrfs::kInodeNoDataSum; }
 };

@@ -348,7 +348,8 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
       file_index[ino] = static_cast<uint32_t>(out.files.size());
       out.files.push_back({work.subvol, ino, entry.item.size, entry.item.transid, entry.item.flags,
                            entry.item.nlink, entry.item.mtime, false, work.root,
-                           options.keep_paths ? join(work.prefix, rel) : std::string()});
+                           options.keep_paths ? join(work.prefix, rel) : std::string(),
+                           entry.parent});
     }
     for (const auto& pe : tree->extents) {
       auto it = file_index.find(pe.inode);
