@@ -189,6 +189,8 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
       ++stats.files_changed;
     }
   }
+  for (const auto& [key, row] : known_)
+    if (!index.count(key)) ++stats.stale_rows;  // removed at record()
   auto fp = btrdedupe::fingerprint(scan, {}, &changed);
   if (!fp) return fp.error();
 
