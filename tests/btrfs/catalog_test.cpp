@@ -162,6 +162,25 @@ TEST_F(CatalogTest, RewrittenFileIsFingerprintedAgainAndDedupedAgainstItsTwin) {
   EXPECT_TRUE(fs0(run()).catalog.unchanged);
 }
 
+TEST_F(CatalogTest, FormatOneIsUpgradedAndItsNextRunReadsTheTreesWhole) {
+  run();
+  // Back to format 1 as an older btrdedupe left it: no parent column.
+  sh("sqlite3 " + shell_quote(hashfile_) + " 'DROP INDEX files_by_parent; "
+     "ALTER TABLE files DROP COLUMN parent; PRAGMA user_version=1;'");
+  sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/f2 tree/f2-late && sync");
+  auto r = run();
+  EXPECT_FALSE(fs0(r).catalog.incremental);
+  EXPECT_EQ(fs0(r).catalog.files_changed, 1u);  // the rows were kept
+  EXPECT_EQ(fs0(r).dedupe.bytes_deduped, 140000u);
+  EXPECT_EQ(sh("sqlite3 " + shell_quote(hashfile_) + " 'PRAGMA user_version; "
+               "SELECT count(*) FROM files WHERE parent IS NULL;'"),
+            "2\n0\n");
+  sh("cd " + shell_quote(path("")) + " && rm tree/f1 && sync");
+  r = run();
+  EXPECT_TRUE(fs0(r).catalog.incremental);
+  EXPECT_EQ(fs0(r).catalog.stale_rows, 1u);
+}
+
 TEST_F(CatalogTest, ReplayRepeatsTheStoredRootsAndMode) {
   run(true);
   sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/f6 tree/f6-late && sync");
