@@ -21,6 +21,30 @@ bool same_state(const CatalogFile& row, const btrfs::InodeItem& item) {
          row.mtime_ns == item.mtime.sec * 1000000000LL + item.mtime.nsec;
 }
 
+bool same_layout(const InodeState& a, const InodeState& b) {
+  if (a.item.size != b.item.size || a.item.nodatasum() != b.item.nodatasum() ||
+      a.extents.size() != b.extents.size())
+    return false;
+  for (size_t i = 0; i < a.extents.size(); ++i) {
+    const FileExtent &x = a.extents[i], &y = b.extents[i];
+    if (x.file_offset != y.file_offset || x.length != y.length ||
+        x.disk_bytenr != y.disk_bytenr || x.extent_offset != y.extent_offset)
+      return false;
+  }
+  return true;
+}
+
+// The scanned read-only snapshots of each scanned subvolume: a full scan folds their
+// files into the original's (ScannedFile::readonly_alias), which keeps that file a source.
+std::unordered_map<uint64_t, std::vector<uint64_t>> readonly_snapshots(const ScanResult& scan) {
+  std::unordered_map<uint64_t, std::vector<uint64_t>> out;
+  for (const auto& origin : scan.subvolumes)
+    for (const auto& snap : scan.subvolumes)
+      if (snap.readonly && snap.id != origin.id && snap.parent_uuid == origin.uuid)
+        out[origin.id].push_back(snap.id);
+  return out;
+}
+
 }  // namespace
 
 btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
@@ -169,6 +193,9 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   std::unordered_set<uint64_t> scanned;
   for (const auto& sv : scan.subvolumes) scanned.insert(sv.id);
   const size_t changed = scan.files.size();
+  const auto snapshots = incremental_->folds_readonly_aliases()
+                             ? readonly_snapshots(scan)
+                             : std::unordered_map<uint64_t, std::vector<uint64_t>>{};
   for (const auto& [subvolume, inode] : candidates) {
     const FileKey key{subvolume, inode};
     if (!scanned.count(subvolume)) continue;
@@ -183,7 +210,22 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
     if (!same_state(*row, (*state)->item)) continue;
     auto added = incremental_->add(scan, subvolume, inode, **state);
     if (!added) return added.error();
-    if (*added != Outcome::Added) stale_.insert(key);
+    if (*added != Outcome::Added) {
+      stale_.insert(key);
+      continue;
+    }
+    // A snapshot's file has the original's inode number: same extents, the full scan
+    // would have folded it into this one.
+    auto snaps = snapshots.find(subvolume);
+    if (snaps == snapshots.end()) continue;
+    const auto file = static_cast<uint32_t>(scan.files.size() - 1);
+    for (uint64_t snap : snaps->second) {
+      auto copy = incremental_->read(snap, inode);
+      if (!copy) return copy.error();
+      if (!*copy || !same_layout(**state, **copy)) continue;
+      scan.files[file].readonly_alias = true;
+      scan.readonly_alias_subvolumes.add(file, snap);
+    }
   }
   stats.candidates = scan.files.size() - changed;
   stats.stale_rows = stale_.size();

@@ -212,6 +212,12 @@ std::vector<uint32_t> IncrementalScan::finish(ScanResult& out) {
   for (uint32_t old : order) files.push_back(std::move(out.files[old]));
   out.files = std::move(files);
   for (auto& e : out.extents) e.file = where[e.file];
+  if (!out.readonly_alias_subvolumes.empty()) {
+    FileSubvolumeSets sets;
+    for (uint32_t i = 0; i < order.size(); ++i)
+      sets.add_all(i, out.readonly_alias_subvolumes, out.readonly_alias_subvolumes.set_of(order[i]));
+    out.readonly_alias_subvolumes = std::move(sets);
+  }
   sort_extents(out.extents);
   out.tree_items = changed_items_;
   out.search_calls = changed_calls_;

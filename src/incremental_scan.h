@@ -55,6 +55,8 @@ class IncrementalScan {
                              const InodeState& state) {
     return place(&out, subvolume, inode, state);
   }
+  // Whether read-only snapshot files fold into their originals (ScanOptions).
+  bool folds_readonly_aliases() const { return options_.fold_readonly_aliases; }
   // Inodes directory `dir` of `subvolume` holds now.
   btrfs::Result<std::vector<uint64_t>> children(uint64_t subvolume, uint64_t dir) {
     return inodes(subvolume).children(dir);

@@ -109,6 +109,28 @@ TEST_F(CatalogTest, NewAndDeletedSnapshots) {
   EXPECT_TRUE(fs0(run()).catalog.unchanged);
 }
 
+TEST_F(CatalogTest, CandidateHeldByAReadOnlySnapshotStaysTheSource) {
+  sh("cd " + shell_quote(path("")) + " && btrfs -q subvolume create tree/vol"
+     " && head -c 100000 /dev/urandom > tree/vol/g && btrfs -q subvolume snapshot -r tree/vol"
+     " tree/snap && sync");
+  run();
+  sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/vol/g tree/vol/g2 && sync");
+  JobOptions o;
+  o.paths = {path("tree")};
+  o.recursive = o.dedupe = o.list_groups = true;
+  o.hashfile = hashfile_;
+  auto r = run_job(o);
+  const auto& f = fs0(r);
+  EXPECT_TRUE(f.catalog.incremental);
+  EXPECT_EQ(f.dedupe.bytes_deduped, 100000u);
+  ASSERT_EQ(f.groups.size(), 1u);
+  for (const auto& m : f.groups[0].members) {
+    const bool is_g = m.path == path("tree/vol/g");
+    EXPECT_EQ(m.source, is_g) << m.path;  // its extent stays: the snapshot holds it anyway
+    EXPECT_EQ(m.destination, !is_g) << m.path;
+  }
+}
+
 TEST_F(CatalogTest, FilesOfADeletedDirectoryNeverServeAsSources) {
   sh("cd " + shell_quote(path("")) + " && mkdir tree/sub && head -c 90000 /dev/urandom"
      " > tree/sub/g && sync");
