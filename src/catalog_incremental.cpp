@@ -49,6 +49,8 @@ std::unordered_map<uint64_t, std::vector<uint64_t>> readonly_snapshots(const Sca
 
 btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
     const std::vector<std::string>& roots, const ScanOptions& options) {
+  recorded_generations_ = catalog_->subvolume_generations();
+  if (recorded_generations_.empty()) return std::optional<ScanResult>{};  // a first run
   ScanResult out;
   auto inc = IncrementalScan::of_roots(roots, options, out);
   if (!inc || !*inc) return std::optional<ScanResult>{};  // the full scan says what is wrong
@@ -59,6 +61,8 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
 btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
     const std::string& fs_path, const std::vector<SubvolumeRoot>& flat,
     const ScanOptions& options) {
+  recorded_generations_ = catalog_->subvolume_generations();
+  if (recorded_generations_.empty()) return std::optional<ScanResult>{};  // a first run
   ScanResult out;
   auto inc = IncrementalScan::of_subvolumes(fs_path, flat, options, out);
   if (!inc || !*inc) return std::optional<ScanResult>{};
@@ -67,7 +71,6 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
 }
 
 btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult scan) {
-  recorded_generations_ = catalog_->subvolume_generations();
   for (const auto& sv : scan.subvolumes) {
     auto rec = recorded_generations_.find(sv.id);
     auto now = generations_at_start_.find(sv.id);

@@ -326,10 +326,8 @@ JobReport run_job(const JobOptions& options, ProgressSink* progress) {
     // Only what changed since the last run, when the catalog allows it.
     const auto t = Clock::now();
     report_progress(progress, "scan", 0, 0);
-    std::vector<SubvolumeRoot> flat_roots;
-    if (selection && o.subvolumes.flat()) flat_roots = selection->roots;
     auto scan = selection && o.subvolumes.flat()
-                    ? catalog->incremental_scan(o.paths.front(), flat_roots, scan_options)
+                    ? catalog->incremental_scan(o.paths.front(), selection->roots, scan_options)
                     : catalog->incremental_scan(o.paths, scan_options);
     if (!scan) {
       report.path_errors.push_back(scan.error().message());
