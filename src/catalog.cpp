@@ -413,6 +413,12 @@ std::vector<RunRecord> Catalog::runs() const {
   return out;
 }
 
+std::optional<int64_t> Catalog::last_run_started() const {
+  Stmt s(prepare("SELECT max(started) FROM runs"));
+  if (!s || !s.row() || s.null(0)) return std::nullopt;
+  return s.col(0);
+}
+
 Catalog::Counts Catalog::counts() const {
   Counts c;
   {

@@ -116,6 +116,8 @@ class Catalog {
   btrfs::Result<void> commit();
 
   std::vector<RunRecord> runs() const;
+  // When the latest recorded run started (unix seconds); nullopt before the first.
+  std::optional<int64_t> last_run_started() const;
 
   // Totals for -L / --stats.
   struct Counts {

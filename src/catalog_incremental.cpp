@@ -16,6 +16,8 @@ namespace {
 
 using Outcome = IncrementalScan::Outcome;
 
+constexpr int64_t kClockMarginSeconds = 300;
+
 bool same_state(const CatalogFile& row, const btrfs::InodeItem& item) {
   return row.size == item.size && row.flags == item.flags &&
          row.mtime_ns == item.mtime.sec * 1000000000LL + item.mtime.nsec;
@@ -82,6 +84,12 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult
       return std::optional<ScanResult>{};
     }
   }
+  // Whatever changed since the recorded generations changed after the last run began (it
+  // synced first). An inode whose ctime is older changed only its atime (reads on a
+  // relatime mount, a find over the tree): no rename, no chmod, and for a directory no
+  // name removed. The margin absorbs clock steps; checking more costs time, never results.
+  const auto last_run = catalog_->last_run_started();
+  const int64_t quiet_before = last_run ? *last_run - kClockMarginSeconds : 0;
   for (const auto& sv : scan.subvolumes) {
     known_rows_ += catalog_->file_count(sv.id);
     const uint64_t since = recorded_generations_.at(sv.id);
@@ -89,10 +97,17 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult
     std::vector<std::pair<uint64_t, bool>> changed;  // inode, is a directory
     auto found = incremental_->changed_inodes(
         sv.id, since, btrfs::kMaxU64, [&](uint64_t inode, const btrfs::InodeItem& item) {
-          if (item.is_directory() || item.is_regular())
-            changed.emplace_back(inode, item.is_directory());
-          else if (catalog_->file({sv.id, inode}))
-            stale_.insert({sv.id, inode});  // a file's inode number reused: not a file now
+          if (item.is_directory()) {
+            if (item.ctime.sec >= quiet_before) changed.emplace_back(inode, true);
+            return;
+          }
+          const auto row = catalog_->file({sv.id, inode});
+          if (!item.is_regular()) {
+            if (row) stale_.insert({sv.id, inode});  // an inode number reused: not a file now
+            return;
+          }
+          if (row && same_state(*row, item) && item.ctime.sec < quiet_before) return;
+          changed.emplace_back(inode, false);
         });
     if (!found) return found.error();
     std::vector<uint64_t> directories;
