@@ -60,7 +60,9 @@ class CatalogSession {
   btrfs::Result<FingerprintResult> fingerprint(ScanResult& scan, CatalogStats& stats);
 
   // The re-read after an incremental run's dedupe: the files of `scan` only.
-  btrfs::Result<ScanResult> confirm(const ScanResult& scan) { return reread_files(scan); }
+  btrfs::Result<ScanResult> confirm(const ScanResult& scan) {
+    return reread_files(incremental_->fd(), scan);
+  }
 
   // Writes rows for the files fingerprinted, drops rows of files gone from the scan,
   // records each subvolume's generation and the run. `after`: the re-scan made after

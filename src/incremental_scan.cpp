@@ -228,21 +228,16 @@ std::vector<uint32_t> IncrementalScan::finish(ScanResult& out) {
   return order;
 }
 
-btrfs::Result<ScanResult> reread_files(const ScanResult& scan) {
+btrfs::Result<ScanResult> reread_files(int fd, const ScanResult& scan) {
   ScanResult out;
   out.roots = scan.roots;
   out.fs = scan.fs;
   out.subvolumes = scan.subvolumes;
   out.readonly_alias_subvolumes = scan.readonly_alias_subvolumes;
-  std::string fs_path;
-  for (const auto& r : scan.roots)
-    if (!r.path.empty()) fs_path = r.path;
-  auto fd = btrfs::Fd::open(fs_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-  if (!fd) return fd.error();
   std::map<uint64_t, SubvolumeInodes> readers;
   for (uint32_t i = 0; i < scan.files.size(); ++i) {
     const ScannedFile& f = scan.files[i];
-    auto& reader = readers.try_emplace(f.subvolume, fd->get(), f.subvolume).first->second;
+    auto& reader = readers.try_emplace(f.subvolume, fd, f.subvolume).first->second;
     auto state = reader.read(f.inode, true);
     if (!state) return state.error();
     ScannedFile now = f;

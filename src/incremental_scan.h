@@ -55,6 +55,7 @@ class IncrementalScan {
                              const InodeState& state) {
     return place(&out, subvolume, inode, state);
   }
+  int fd() const { return fd_.get(); }
   // Whether read-only snapshot files fold into their originals (ScanOptions).
   bool folds_readonly_aliases() const { return options_.fold_readonly_aliases; }
   // Inodes directory `dir` of `subvolume` holds now.
@@ -90,6 +91,7 @@ class IncrementalScan {
 
 // Reads the files of `scan` again with targeted searches (same files, same order; one
 // gone since is kept without extents): the confirmation after an incremental run's dedupe.
-btrfs::Result<ScanResult> reread_files(const ScanResult& scan);
+// fd: any fd on the filesystem.
+btrfs::Result<ScanResult> reread_files(int fd, const ScanResult& scan);
 
 }  // namespace btrdedupe
