@@ -134,6 +134,15 @@ Result<std::vector<InodeName>> decode_inode_refs(uint64_t parent, std::span<cons
   return names;
 }
 
+Result<DirEntryTarget> decode_dir_index(std::span<const uint8_t> d) {
+  constexpr size_t header = sizeof(btrfs_dir_item);
+  if (d.size() < header) return too_short("DIR_INDEX item", d.size(), header);
+  DirEntryTarget t;
+  t.objectid = le64_at(d, offsetof(btrfs_dir_item, location) + offsetof(btrfs_disk_key, objectid));
+  t.type = u8_at(d, offsetof(btrfs_dir_item, location) + offsetof(btrfs_disk_key, type));
+  return t;
+}
+
 Result<std::vector<InodeName>> decode_inode_extrefs(std::span<const uint8_t> d) {
   constexpr size_t header = sizeof(btrfs_inode_extref);
   std::vector<InodeName> names;

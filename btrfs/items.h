@@ -56,6 +56,15 @@ struct InodeName {
 Result<std::vector<InodeName>> decode_inode_refs(uint64_t parent, std::span<const uint8_t> data);
 Result<std::vector<InodeName>> decode_inode_extrefs(std::span<const uint8_t> data);
 
+// What a DIR_INDEX item (key: directory inode, DIR_INDEX, index) points at: the child's
+// location key. type is BTRFS_INODE_ITEM_KEY for an inode, BTRFS_ROOT_ITEM_KEY for a
+// subvolume.
+struct DirEntryTarget {
+  uint64_t objectid = 0;
+  uint8_t type = 0;
+};
+Result<DirEntryTarget> decode_dir_index(std::span<const uint8_t> data);
+
 enum class Compression : uint8_t { None = 0, Zlib = 1, Lzo = 2, Zstd = 3 };
 const char* compression_name(Compression c);
 

@@ -51,15 +51,27 @@ class Stmt {
   bool owned_;
 };
 
+// size, mtime_ns, flags, whole_hash, parent from column `first` on.
+CatalogFile row_of(const Stmt& s, int first) {
+  CatalogFile f;
+  f.size = as_uint(s.col(first));
+  f.mtime_ns = s.col(first + 1);
+  f.flags = as_uint(s.col(first + 2));
+  if (!s.null(first + 3)) f.whole_hash = as_uint(s.col(first + 3));
+  if (!s.null(first + 4)) f.parent = as_uint(s.col(first + 4));
+  return f;
+}
+
 constexpr const char* kSchema = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE subvolumes(id INTEGER PRIMARY KEY, generation INTEGER NOT NULL);
 CREATE TABLE files(
   subvolume INTEGER NOT NULL, inode INTEGER NOT NULL,
   size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, flags INTEGER NOT NULL,
-  whole_hash INTEGER,
+  whole_hash INTEGER, parent INTEGER,
   PRIMARY KEY(subvolume, inode)) WITHOUT ROWID;
 CREATE INDEX files_by_hash ON files(whole_hash) WHERE whole_hash IS NOT NULL;
+CREATE INDEX files_by_parent ON files(subvolume, parent);
 CREATE TABLE blocks(
   hash INTEGER NOT NULL, subvolume INTEGER NOT NULL, inode INTEGER NOT NULL,
   block INTEGER NOT NULL,
@@ -69,6 +81,17 @@ CREATE TABLE runs(
   id INTEGER PRIMARY KEY, started INTEGER NOT NULL, finished INTEGER NOT NULL,
   roots TEXT NOT NULL, files INTEGER NOT NULL, bytes_read INTEGER NOT NULL,
   bytes_deduped INTEGER NOT NULL, exit_code INTEGER NOT NULL);
+)sql";
+
+// Format 1 to 2: rows gain their directory. Forgetting the generations makes the next run
+// read the trees whole, which fills it in for every row.
+constexpr const char* kUpgradeFrom1 = R"sql(
+BEGIN IMMEDIATE;
+ALTER TABLE files ADD COLUMN parent INTEGER;
+CREATE INDEX files_by_parent ON files(subvolume, parent);
+DELETE FROM subvolumes;
+PRAGMA user_version=2;
+COMMIT;
 )sql";
 
 }  // namespace
@@ -123,10 +146,15 @@ btrfs::Result<std::unique_ptr<Catalog>> Catalog::open(const std::string& path) {
     return btrfs::Error{EINVAL, "hashfile " + path + " has format " + std::to_string(version) +
                                     ", newer than this btrdedupe understands (" +
                                     std::to_string(kCatalogFormat) + "): left untouched"};
-  if (version < kCatalogFormat)
-    return btrfs::Error{EINVAL, "hashfile " + path + " has the older format " +
+  if (version < 1)
+    return btrfs::Error{EINVAL, "hashfile " + path + " has the unknown format " +
                                     std::to_string(version) + ": remove it to rebuild it"};
   if (auto ok = c->exec("PRAGMA journal_mode=WAL"); !ok) return ok.error();
+  if (version == 1)
+    if (auto ok = c->exec(kUpgradeFrom1); !ok) {
+      (void)c->exec("ROLLBACK");
+      return ok.error();
+    }
   return c;
 }
 
@@ -232,16 +260,34 @@ std::unordered_map<uint64_t, uint64_t> Catalog::subvolume_generations() const {
 
 std::unordered_map<FileKey, CatalogFile, FileKeyHash> Catalog::files() const {
   std::unordered_map<FileKey, CatalogFile, FileKeyHash> out;
-  Stmt s(prepare("SELECT subvolume, inode, size, mtime_ns, flags, whole_hash FROM files"));
-  while (s && s.row()) {
-    CatalogFile f;
-    f.size = as_uint(s.col(2));
-    f.mtime_ns = s.col(3);
-    f.flags = as_uint(s.col(4));
-    if (!s.null(5)) f.whole_hash = as_uint(s.col(5));
-    out[{as_uint(s.col(0)), as_uint(s.col(1))}] = f;
-  }
+  Stmt s(prepare("SELECT subvolume, inode, size, mtime_ns, flags, whole_hash, parent FROM files"));
+  while (s && s.row()) out[{as_uint(s.col(0)), as_uint(s.col(1))}] = row_of(s, 2);
   return out;
+}
+
+std::optional<CatalogFile> Catalog::file(const FileKey& key) const {
+  Stmt s(cached("SELECT size, mtime_ns, flags, whole_hash, parent FROM files "
+                "WHERE subvolume = ? AND inode = ?"),
+         false);
+  s.bind(1, as_int(key.subvolume));
+  s.bind(2, as_int(key.inode));
+  if (!s || !s.row()) return std::nullopt;
+  return row_of(s, 0);
+}
+
+std::vector<uint64_t> Catalog::files_in_directory(uint64_t subvolume, uint64_t dir) const {
+  std::vector<uint64_t> out;
+  Stmt s(cached("SELECT inode FROM files WHERE subvolume = ? AND parent = ?"), false);
+  s.bind(1, as_int(subvolume));
+  s.bind(2, as_int(dir));
+  while (s && s.row()) out.push_back(as_uint(s.col(0)));
+  return out;
+}
+
+uint64_t Catalog::file_count(uint64_t subvolume) const {
+  Stmt s(prepare("SELECT count(*) FROM files WHERE subvolume = ?"));
+  s.bind(1, as_int(subvolume));
+  return s && s.row() ? as_uint(s.col(0)) : 0;
 }
 
 std::vector<FileKey> Catalog::files_with_hash(uint64_t hash) const {
@@ -266,8 +312,8 @@ btrfs::Result<void> Catalog::commit() { return exec("COMMIT"); }
 btrfs::Result<void> Catalog::put_file(const FileKey& key, const CatalogFile& file,
                                       const std::vector<uint64_t>& block_hashes) {
   if (auto ok = remove_file(key); !ok) return ok;
-  Stmt f(cached("INSERT INTO files(subvolume, inode, size, mtime_ns, flags, whole_hash) "
-                "VALUES(?, ?, ?, ?, ?, ?)"),
+  Stmt f(cached("INSERT INTO files(subvolume, inode, size, mtime_ns, flags, whole_hash, parent) "
+                "VALUES(?, ?, ?, ?, ?, ?, ?)"),
          false);
   f.bind(1, as_int(key.subvolume));
   f.bind(2, as_int(key.inode));
@@ -275,6 +321,7 @@ btrfs::Result<void> Catalog::put_file(const FileKey& key, const CatalogFile& fil
   f.bind(4, file.mtime_ns);
   f.bind(5, as_int(file.flags));
   if (file.whole_hash) f.bind(6, as_int(*file.whole_hash));
+  if (file.parent) f.bind(7, as_int(file.parent));
   if (f.step() != SQLITE_DONE) return error("writing a file row");
   Stmt b(cached("INSERT OR IGNORE INTO blocks(hash, subvolume, inode, block) VALUES(?, ?, ?, ?)"), false);
   for (size_t i = 0; i < block_hashes.size(); ++i) {
@@ -297,6 +344,26 @@ btrfs::Result<void> Catalog::remove_file(const FileKey& key) {
     s.bind(1, as_int(key.subvolume));
     s.bind(2, as_int(key.inode));
     if (s.step() != SQLITE_DONE) return error("removing a file row");
+  }
+  return {};
+}
+
+btrfs::Result<void> Catalog::set_parent(const FileKey& key, uint64_t parent) {
+  Stmt s(cached("UPDATE files SET parent = ? WHERE subvolume = ? AND inode = ?"), false);
+  s.bind(1, as_int(parent));
+  s.bind(2, as_int(key.subvolume));
+  s.bind(3, as_int(key.inode));
+  if (s.step() != SQLITE_DONE) return error("updating a file's directory");
+  return {};
+}
+
+btrfs::Result<void> Catalog::remove_subvolume_files(uint64_t subvolume) {
+  static constexpr const char* kDeletes[] = {"DELETE FROM files WHERE subvolume = ?",
+                                             "DELETE FROM blocks WHERE subvolume = ?"};
+  for (const char* sql : kDeletes) {
+    Stmt s(prepare(sql));
+    s.bind(1, as_int(subvolume));
+    if (s.step() != SQLITE_DONE) return error("removing a subvolume's rows");
   }
   return {};
 }
@@ -344,6 +411,12 @@ std::vector<RunRecord> Catalog::runs() const {
     out.push_back(std::move(r));
   }
   return out;
+}
+
+std::optional<int64_t> Catalog::last_run_started() const {
+  Stmt s(prepare("SELECT max(started) FROM runs"));
+  if (!s || !s.row() || s.null(0)) return std::nullopt;
+  return s.col(0);
 }
 
 Catalog::Counts Catalog::counts() const {

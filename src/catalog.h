@@ -26,7 +26,9 @@
 
 namespace btrdedupe {
 
-inline constexpr int kCatalogFormat = 1;
+// 2 added files.parent (deletions found through the directories that changed); a
+// format-1 catalog is upgraded in place and its next run reads the trees whole.
+inline constexpr int kCatalogFormat = 2;
 
 // What the catalog knows of one file: keyed by (subvolume, inode), never by path.
 struct CatalogFile {
@@ -34,6 +36,7 @@ struct CatalogFile {
   int64_t mtime_ns = 0;
   uint64_t flags = 0;                 // inode flags (nodatasum matters for matching)
   std::optional<uint64_t> whole_hash; // content hash of the whole file, when complete
+  uint64_t parent = 0;                // directory of its first name; 0: not known
 };
 
 struct FileKey {
@@ -59,6 +62,9 @@ struct CatalogStats {
   uint64_t files_known = 0;      // unchanged: not fingerprinted again
   uint64_t candidates = 0;       // known files fingerprinted as possible twins of changed ones
   uint64_t stale_rows = 0;       // rows of files that are gone, removed
+  // Incremental: only leaves newer than each subvolume's recorded generation were read,
+  // and only changed files and their twins are in the run's figures.
+  bool incremental = false;
 };
 
 struct RunRecord {
@@ -91,17 +97,27 @@ class Catalog {
   // Files whose whole content hash is `hash` / that hold a block with hash `hash`.
   std::vector<FileKey> files_with_hash(uint64_t hash) const;
   std::vector<FileKey> files_with_block(uint64_t hash) const;
+  // One file's row, by key.
+  std::optional<CatalogFile> file(const FileKey& key) const;
+  // Inodes of the rows whose first name is in directory `dir` of `subvolume`.
+  std::vector<uint64_t> files_in_directory(uint64_t subvolume, uint64_t dir) const;
+  uint64_t file_count(uint64_t subvolume) const;
 
   // Updates, all inside the run's transaction (begin() ... commit()).
   btrfs::Result<void> begin();
   btrfs::Result<void> put_file(const FileKey& key, const CatalogFile& file,
                                const std::vector<uint64_t>& block_hashes);
   btrfs::Result<void> remove_file(const FileKey& key);
+  btrfs::Result<void> set_parent(const FileKey& key, uint64_t parent);
+  // Removes every row of a subvolume (deleted, or no longer under the roots).
+  btrfs::Result<void> remove_subvolume_files(uint64_t subvolume);
   btrfs::Result<void> set_subvolume_generations(const std::unordered_map<uint64_t, uint64_t>& gens);
   btrfs::Result<void> add_run(const RunRecord& run);
   btrfs::Result<void> commit();
 
   std::vector<RunRecord> runs() const;
+  // When the latest recorded run started (unix seconds); nullopt before the first.
+  std::optional<int64_t> last_run_started() const;
 
   // Totals for -L / --stats.
   struct Counts {

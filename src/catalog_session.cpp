@@ -80,14 +80,6 @@ bool same_state(const CatalogFile& row, const ScannedFile& f) {
   return row.size == f.size && row.mtime_ns == mtime_ns(f) && row.flags == f.inode_flags;
 }
 
-btrfs::Result<std::unordered_map<uint64_t, uint64_t>> current_generations(const std::string& path) {
-  auto list = btrfs::list_subvolumes(path);
-  if (!list) return list.error();
-  std::unordered_map<uint64_t, uint64_t> out;
-  for (const auto& s : *list) out[s.id] = s.generation;
-  return out;
-}
-
 // Per subvolume: the (inode -> size, mtime) of its scanned files.
 std::unordered_map<uint64_t, std::set<std::tuple<uint64_t, uint64_t, int64_t>>> file_states(
     const ScanResult& scan) {
@@ -97,6 +89,25 @@ std::unordered_map<uint64_t, std::set<std::tuple<uint64_t, uint64_t, int64_t>>> 
 }
 
 }  // namespace
+
+btrfs::Result<std::unordered_map<uint64_t, uint64_t>> CatalogSession::generations_now(
+    const std::string& path) {
+  auto list = btrfs::list_subvolumes(path);
+  if (!list) return list.error();
+  std::unordered_map<uint64_t, uint64_t> out;
+  for (const auto& s : *list) out[s.id] = s.generation;
+  return out;
+}
+
+void CatalogSession::add_stats(FingerprintStats& into, const FingerprintStats& more) {
+  into.extents_from_csums += more.extents_from_csums;
+  into.bytes_from_csums += more.bytes_from_csums;
+  into.extents_read += more.extents_read;
+  into.bytes_read += more.bytes_read;
+  into.csum_searches += more.csum_searches;
+  into.read_errors += more.read_errors;
+  into.errors.insert(into.errors.end(), more.errors.begin(), more.errors.end());
+}
 
 btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open(JobOptions& options) {
   auto catalog = Catalog::open(options.hashfile);
@@ -142,7 +153,7 @@ btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& o
   // A subvolume's generation (its root item) only moves when a transaction commits: a file
   // changed in the last seconds (up to the 30 s commit interval) would look unchanged.
   ::syncfs(fd->get());
-  auto current = current_generations(first_path_);
+  auto current = generations_now(first_path_);
   if (!current) return current.error();
   generations_at_start_ = std::move(*current);
   const auto stored = catalog_->subvolume_generations();
@@ -157,9 +168,10 @@ btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& o
   return true;
 }
 
-btrfs::Result<FingerprintResult> CatalogSession::fingerprint(const ScanResult& scan,
+btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
                                                             CatalogStats& stats) {
   stats.used = true;
+  if (incremental_) return fingerprint_incremental(scan, stats);
   known_ = catalog_->files();
   std::unordered_map<FileKey, uint32_t, FileKeyHash> index;
   std::vector<bool> has_extents(scan.files.size(), false);
@@ -177,6 +189,8 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(const ScanResult& s
       ++stats.files_changed;
     }
   }
+  for (const auto& [key, row] : known_)
+    if (!index.count(key)) ++stats.stale_rows;  // removed at record()
   auto fp = btrdedupe::fingerprint(scan, {}, &changed);
   if (!fp) return fp.error();
 
@@ -196,7 +210,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(const ScanResult& s
     const FileSums& sums = fp->files[i];
     Fingerprinted entry;
     entry.row = {f.size, mtime_ns(f), f.inode_flags,
-                 whole_file_hash(sums, f.size, cs, f.nodatasum())};
+                 whole_file_hash(sums, f.size, cs, f.nodatasum()), f.parent};
     entry.blocks = block_hashes(sums, f.size, ss, cs, block_size_, f.nodatasum());
     if (!known_.empty()) {
       if (entry.row.whole_hash) consider(catalog_->files_with_hash(*entry.row.whole_hash));
@@ -211,19 +225,13 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(const ScanResult& s
   if (!more) return more.error();
   for (uint32_t i = 0; i < scan.files.size(); ++i)
     if (candidate[i]) fp->files[i] = std::move(more->files[i]);
-  auto& st = fp->stats;
-  st.extents_from_csums += more->stats.extents_from_csums;
-  st.bytes_from_csums += more->stats.bytes_from_csums;
-  st.extents_read += more->stats.extents_read;
-  st.bytes_read += more->stats.bytes_read;
-  st.csum_searches += more->stats.csum_searches;
-  st.read_errors += more->stats.read_errors;
-  st.errors.insert(st.errors.end(), more->stats.errors.begin(), more->stats.errors.end());
+  add_stats(fp->stats, more->stats);
   return fp;
 }
 
 btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanResult* after,
                                            const RunRecord& run) {
+  if (incremental_) return record_incremental(scan, after, run);
   if (scan.roots.empty()) {  // nothing changed, nothing was read: only the run is new
     if (auto ok = catalog_->begin(); !ok) return ok;
     if (auto ok = catalog_->add_run(run); !ok) return ok;
@@ -236,7 +244,7 @@ btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanRes
     // during the run; elsewhere keep the old ones, so the next run looks again.
     auto fd = btrfs::Fd::open(first_path_, O_RDONLY | O_NONBLOCK);
     if (fd) ::syncfs(fd->get());
-    auto now = current_generations(first_path_);
+    auto now = generations_now(first_path_);
     if (now) {
       const auto before_states = file_states(scan), after_states = file_states(*after);
       for (auto& [id, gen] : gens) {
@@ -257,6 +265,15 @@ btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanRes
   for (const auto& [key, row] : known_)
     if (!present.count({key.subvolume, key.inode}))
       if (auto ok = catalog_->remove_file(key); !ok) return ok;
+  // Rows keep the directory of their file's first name: a later incremental run finds
+  // deleted files through the directories that changed.
+  for (const auto& f : scan.files) {
+    const FileKey key{f.subvolume, f.inode};
+    auto row = known_.find(key);
+    if (f.parent && row != known_.end() && row->second.parent != f.parent &&
+        !fingerprinted_.count(key))
+      if (auto ok = catalog_->set_parent(key, f.parent); !ok) return ok;
+  }
   if (auto ok = catalog_->set_subvolume_generations(gens); !ok) return ok;
   if (auto ok = catalog_->add_run(run); !ok) return ok;
   return catalog_->commit();

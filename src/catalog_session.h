@@ -3,20 +3,27 @@
 //
 // Incremental rule: a subvolume whose generation equals the one recorded has not changed
 // at all (any write to its tree raises it). When every scanned subvolume is unchanged, the
-// run ends before reading any tree. Otherwise the trees are read (metadata only) and a file
-// counts as changed when the catalog has no row for it or its size, mtime or inode flags
-// differ; only changed files and their candidate twins are fingerprinted and matched.
+// run ends before reading any tree. When every subvolume to scan has a recorded generation,
+// the run is incremental (incremental_scan): only the tree leaves written since are read,
+// and the run's scan holds only the files changed since and, after fingerprint(), the
+// catalogued files they may duplicate, each verified against the tree before use.
+// Otherwise (a new subvolume, another scope, a first run) the trees are read whole and a
+// file counts as changed when the catalog has no row for it or its size, mtime or inode
+// flags differ; only changed files and their candidate twins are fingerprinted and matched.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "btrfs/result.h"
 #include "src/catalog.h"
 #include "src/fingerprint.h"
+#include "src/incremental_scan.h"
 #include "src/job.h"
 #include "src/tree_scan.h"
 
@@ -35,9 +42,27 @@ class CatalogSession {
   btrfs::Result<bool> unchanged_since_last_run(const JobOptions& options,
                                                const std::vector<uint64_t>* will_scan = nullptr);
 
+  // The scan of an incremental run of `roots` (or, with `flat`, of exactly those
+  // subvolumes of the filesystem of `fs_path`): the files whose inode changed since the
+  // recorded generations and are new or differ from their row. Rows of files found gone
+  // (or out of scope) are removed at record(). nullopt: the run must read the trees whole.
+  btrfs::Result<std::optional<ScanResult>> incremental_scan(
+      const std::vector<std::string>& roots, const ScanOptions& options);
+  btrfs::Result<std::optional<ScanResult>> incremental_scan(
+      const std::string& fs_path, const std::vector<SubvolumeRoot>& flat,
+      const ScanOptions& options);
+  bool incremental() const { return incremental_ != nullptr; }
+
   // Fingerprints the changed files of `scan` and the catalogued files they may duplicate;
-  // other files keep empty (unknown) sums and are left out of matching.
-  btrfs::Result<FingerprintResult> fingerprint(const ScanResult& scan, CatalogStats& stats);
+  // other files keep empty (unknown) sums and are left out of matching. An incremental
+  // run's candidates are read from the tree (a row whose file is gone or changed is never
+  // used) and added to `scan`.
+  btrfs::Result<FingerprintResult> fingerprint(ScanResult& scan, CatalogStats& stats);
+
+  // The re-read after an incremental run's dedupe: the files of `scan` only.
+  btrfs::Result<ScanResult> confirm(const ScanResult& scan) {
+    return reread_files(incremental_->fd(), scan);
+  }
 
   // Writes rows for the files fingerprinted, drops rows of files gone from the scan,
   // records each subvolume's generation and the run. `after`: the re-scan made after
@@ -55,12 +80,32 @@ class CatalogSession {
     std::vector<uint64_t> blocks;
   };
 
+  btrfs::Result<std::optional<ScanResult>> find_changed(ScanResult scan);
+  btrfs::Result<void> check_directory(uint64_t subvolume, uint64_t dir);
+  btrfs::Result<FingerprintResult> fingerprint_incremental(ScanResult& scan, CatalogStats& stats);
+  btrfs::Result<uint64_t> generation_after_dedupe(uint64_t subvolume, uint64_t start,
+                                                  uint64_t now, const ScanResult& scan,
+                                                  const ScanResult& after);
+  static btrfs::Result<std::unordered_map<uint64_t, uint64_t>> generations_now(
+      const std::string& path);
+  static void add_stats(FingerprintStats& into, const FingerprintStats& more);
+  btrfs::Result<void> record_incremental(const ScanResult& scan, const ScanResult* after,
+                                         const RunRecord& run);
+
   std::unique_ptr<Catalog> catalog_;
   std::string first_path_;
   std::unordered_map<uint64_t, uint64_t> generations_at_start_;
   uint64_t block_size_ = 128 * 1024;
   std::unordered_map<FileKey, CatalogFile, FileKeyHash> known_;
   std::unordered_map<FileKey, Fingerprinted, FileKeyHash> fingerprinted_;
+
+  // Incremental runs (src/catalog_incremental.cpp).
+  std::unique_ptr<IncrementalScan> incremental_;
+  std::unordered_map<uint64_t, uint64_t> recorded_generations_;
+  std::unordered_set<FileKey, FileKeyHash> seen_;    // inodes looked at already
+  std::unordered_set<FileKey, FileKeyHash> stale_;   // rows to remove
+  std::vector<std::pair<FileKey, uint64_t>> moved_;  // rows whose first name moved
+  uint64_t known_rows_ = 0, changed_with_row_ = 0;
 };
 
 }  // namespace btrdedupe

@@ -17,6 +17,7 @@ struct ScannedFile {
   uint64_t size = 0;
   uint64_t transid = 0;       // last transaction that changed the inode
   uint64_t inode_flags = 0;   // btrfs::kInodeNoDataSum, ...
+  uint64_t parent = 0;        // directory inode of the first name (0: not known)
   btrfs::Timespec mtime;
   uint32_t nlink = 0;
   uint32_t root = 0;          // index into ScanResult::roots

@@ -135,6 +135,15 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
     return;
   }
   r.fingerprints = fp->stats;
+  if (catalog && catalog->incremental()) {
+    // The candidates joined the scan: its figures cover changed files and their twins.
+    r.files = scan.files.size();
+    r.extents = scan.extents.size();
+    r.tree_items = scan.tree_items;
+    r.tree_searches = scan.search_calls;
+    r.passed_over = scan.passed_over;
+    r.before = r.after = summarize_sharing(scan.extents);
+  }
   report_progress(progress, "fingerprint", r.before.unique_bytes, r.before.unique_bytes);
 
   t = Clock::now();
@@ -191,7 +200,9 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   std::vector<std::string> roots = r.roots;
   ScanOptions confirm_options = scan_options;
   confirm_options.keep_paths = false;
-  auto after = flat ? flat->run(confirm_options) : scan_roots(roots, confirm_options);
+  auto after = catalog && catalog->incremental() ? catalog->confirm(scan)
+               : flat                               ? flat->run(confirm_options)
+                                                    : scan_roots(roots, confirm_options);
   r.seconds.confirm = since(t);
   release_free_heap();
   if (!after) {
@@ -331,6 +342,28 @@ JobReport run_job(const JobOptions& options, ProgressSink* progress) {
   scan_options.exclude = o.exclude;
   scan_options.fold_readonly_aliases = !o.dedupe_readonly;
   if (selection) scan_options.excluded_subvolumes = selection->excluded;
+
+  if (catalog && !(selection && o.subvolumes.flat() && selection->roots.empty())) {
+    // Only what changed since the last run, when the catalog allows it.
+    const auto t = Clock::now();
+    report_progress(progress, "scan", 0, 0);
+    auto scan = selection && o.subvolumes.flat()
+                    ? catalog->incremental_scan(o.paths.front(), selection->roots, scan_options)
+                    : catalog->incremental_scan(o.paths, scan_options);
+    if (!scan) {
+      report.path_errors.push_back(scan.error().message());
+      return report;
+    }
+    if (*scan) {
+      FilesystemReport r;
+      r.started = started;
+      r.seconds.scan = since(t);
+      run_filesystem(std::move(**scan), o, scan_options, progress, catalog.get(), r);
+      report.filesystems.push_back(std::move(r));
+      report.stopped = o.stop && o.stop->load();
+      return report;
+    }
+  }
 
   if (selection && o.subvolumes.flat()) {  // exactly the chosen subvolumes, as one scan
     FilesystemReport r;

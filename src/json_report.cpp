@@ -134,7 +134,8 @@ Json filesystem(const FilesystemReport& r, bool groups_listed) {
                         {"files_changed", c.files_changed},
                         {"files_known", c.files_known},
                         {"candidates", c.candidates},
-                        {"stale_rows", c.stale_rows}};
+                        {"stale_rows", c.stale_rows},
+                        {"incremental", c.incremental}};
   } else {
     j["catalog"] = nullptr;
   }

@@ -90,6 +90,11 @@ class Printer {
                    "(not fingerprinted again), %llu unchanged ones checked as possible twins\n",
                    ull(r.catalog.files_changed), ull(r.catalog.files_known),
                    ull(r.catalog.candidates));
+    if (!o_.quiet && r.catalog.incremental)
+      std::fprintf(out_, "Incremental run: only tree leaves written since the last run were "
+                   "read; %llu rows of files gone removed; the figures cover the changed files "
+                   "and their twins only\n",
+                   ull(r.catalog.stale_rows));
     for (const auto& e : f.errors) std::fprintf(err_, "btrdedupe: %s\n", e.c_str());
     if (!r.error.empty()) {
       std::fprintf(err_, "btrdedupe: %s\n", r.error.c_str());

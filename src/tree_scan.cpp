@@ -465,6 +465,7 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
       f.size = entry.size;
       f.transid = entry.transid;
       f.inode_flags = entry.flags;
+      f.parent = entry.parent;
       f.nlink = entry.nlink;
       f.mtime = entry.mtime();
       f.root = work.root;

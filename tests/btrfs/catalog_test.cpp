@@ -60,6 +60,8 @@ TEST_F(CatalogTest, NewCopyIsMatchedAgainstCataloguedFilesOnly) {
   auto r = run();
   const auto& f = fs0(r);
   EXPECT_FALSE(f.catalog.unchanged);
+  EXPECT_TRUE(f.catalog.incremental);
+  EXPECT_EQ(f.files, 2u);                  // the run's scan: the new file and its twin
   EXPECT_EQ(f.catalog.files_changed, 1u);  // only the new file was fingerprinted ...
   EXPECT_EQ(f.catalog.candidates, 1u);     // ... and f5, its twin found through the catalog
   EXPECT_EQ(f.catalog.files_known, 7u);
@@ -73,7 +75,9 @@ TEST_F(CatalogTest, ModifiedDeletedAndRenamedFiles) {
      " && printf 'x' >> tree/f1 && rm tree/f2 && mv tree/f4 tree/f4-renamed && sync");
   auto r = run();
   const auto& f = fs0(r);
+  EXPECT_TRUE(f.catalog.incremental);
   EXPECT_EQ(f.catalog.files_changed, 1u);  // f1 grew; a rename changes no content
+  EXPECT_EQ(f.catalog.stale_rows, 1u);     // f2, found through its directory
   EXPECT_EQ(f.dedupe.calls, 0u);
   EXPECT_EQ(r.exit_code(), 0);
   auto c = Catalog::open(hashfile_);
@@ -90,11 +94,132 @@ TEST_F(CatalogTest, NewAndDeletedSnapshots) {
   EXPECT_FALSE(fs0(r).catalog.unchanged);
   EXPECT_EQ(fs0(r).catalog.files_changed, 0u);  // the snapshot's file folds into vol/g
   EXPECT_EQ(fs0(r).subvolumes, 3u);
-  sh("btrfs -q subvolume delete " + shell_quote(path("tree/snap")) + " && sync");
+  EXPECT_FALSE(fs0(r).catalog.incremental);  // a subvolume never scanned: read whole
+  // A change and a deleted snapshot: incremental again.
+  sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/vol/g tree/vol/g2 && "
+     "btrfs -q subvolume delete tree/snap && sync");
   r = run();
   EXPECT_FALSE(fs0(r).catalog.unchanged);
+  EXPECT_TRUE(fs0(r).catalog.incremental);
+  EXPECT_EQ(fs0(r).subvolumes, 2u);
+  EXPECT_EQ(fs0(r).catalog.files_changed, 1u);  // g2; g is its twin
+  EXPECT_EQ(fs0(r).catalog.candidates, 1u);
+  EXPECT_EQ(fs0(r).dedupe.bytes_deduped, 100000u);
   EXPECT_EQ(r.exit_code(), 0);
   EXPECT_TRUE(fs0(run()).catalog.unchanged);
+}
+
+TEST_F(CatalogTest, CandidateHeldByAReadOnlySnapshotStaysTheSource) {
+  sh("cd " + shell_quote(path("")) + " && btrfs -q subvolume create tree/vol"
+     " && head -c 100000 /dev/urandom > tree/vol/g && btrfs -q subvolume snapshot -r tree/vol"
+     " tree/snap && sync");
+  run();
+  sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/vol/g tree/vol/g2 && sync");
+  JobOptions o;
+  o.paths = {path("tree")};
+  o.recursive = o.dedupe = o.list_groups = true;
+  o.hashfile = hashfile_;
+  auto r = run_job(o);
+  const auto& f = fs0(r);
+  EXPECT_TRUE(f.catalog.incremental);
+  EXPECT_EQ(f.dedupe.bytes_deduped, 100000u);
+  ASSERT_EQ(f.groups.size(), 1u);
+  for (const auto& m : f.groups[0].members) {
+    const bool is_g = m.path == path("tree/vol/g");
+    EXPECT_EQ(m.source, is_g) << m.path;  // its extent stays: the snapshot holds it anyway
+    EXPECT_EQ(m.destination, !is_g) << m.path;
+  }
+}
+
+TEST_F(CatalogTest, AtimeOnlyChangesAreNotLookedUp) {
+  run();
+  // As if the files had been written an hour before the last run; then every file and the
+  // directory are read, which on a relatime mount rewrites their inodes (atime) only.
+  sh("sqlite3 " + shell_quote(hashfile_) + " 'UPDATE runs SET started = started + 3600;'");
+  sh("cd " + shell_quote(path("")) + " && ls tree > /dev/null && cat tree/* > /dev/null && sync");
+  auto r = run();
+  const auto& f = fs0(r);
+  EXPECT_TRUE(f.catalog.incremental);
+  EXPECT_EQ(f.catalog.files_changed, 0u);
+  EXPECT_EQ(f.catalog.stale_rows, 0u);
+  EXPECT_LE(f.tree_searches, 3u);  // the min_transid search only: no inode read one by one
+  // A deletion after the last run began shows: the directory's ctime is newer.
+  sh("sqlite3 " + shell_quote(hashfile_) + " 'UPDATE runs SET started = finished - 1;'");
+  sh("cd " + shell_quote(path("")) + " && rm tree/f2 && sync");
+  r = run();
+  EXPECT_EQ(fs0(r).catalog.stale_rows, 1u);
+}
+
+TEST_F(CatalogTest, FilesOfADeletedDirectoryNeverServeAsSources) {
+  sh("cd " + shell_quote(path("")) + " && mkdir tree/sub && head -c 90000 /dev/urandom"
+     " > tree/sub/g && sync");
+  run();
+  // The directory goes, and a copy of g is made first: the catalog's row of g is the
+  // copy's only twin, and it is stale.
+  sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/sub/g tree/g-copy && "
+     "rm -r tree/sub && sync");
+  auto r = run();
+  const auto& f = fs0(r);
+  EXPECT_TRUE(f.catalog.incremental);
+  EXPECT_EQ(f.catalog.files_changed, 1u);
+  EXPECT_EQ(f.catalog.candidates, 0u);   // g's row was read from the tree first: gone
+  EXPECT_EQ(f.catalog.stale_rows, 1u);
+  EXPECT_EQ(f.dedupe.calls, 0u);
+  EXPECT_EQ(r.exit_code(), 0);
+  auto c = Catalog::open(hashfile_);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ((*c)->files().size(), 8u);  // the 7 of the tree and g-copy; g's row is gone
+}
+
+TEST_F(CatalogTest, MovedFileKeepsItsRowAndLosesItWhenDeletedLater) {
+  sh("cd " + shell_quote(path("")) + " && mkdir tree/sub && sync");
+  run();
+  sh("cd " + shell_quote(path("")) + " && mv tree/f4 tree/sub/f4 && sync");
+  auto r = run();
+  EXPECT_TRUE(fs0(r).catalog.incremental);
+  EXPECT_EQ(fs0(r).catalog.files_changed, 0u);  // a rename changes no content
+  EXPECT_EQ(fs0(r).catalog.stale_rows, 0u);
+  // Deleted from the directory it was moved to: found there.
+  sh("cd " + shell_quote(path("")) + " && rm tree/sub/f4 && sync");
+  r = run();
+  EXPECT_TRUE(fs0(r).catalog.incremental);
+  EXPECT_EQ(fs0(r).catalog.stale_rows, 1u);
+  auto c = Catalog::open(hashfile_);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ((*c)->files().size(), 6u);
+}
+
+TEST_F(CatalogTest, RewrittenFileIsFingerprintedAgainAndDedupedAgainstItsTwin) {
+  run();
+  // f3 rewritten in place with f6's bytes (dd: cat would reflink them); now twins.
+  sh("cd " + shell_quote(path("")) + " && dd status=none bs=64K if=tree/f6 of=tree/f3 && sync");
+  auto r = run();
+  const auto& f = fs0(r);
+  EXPECT_TRUE(f.catalog.incremental);
+  EXPECT_EQ(f.catalog.files_changed, 1u);
+  EXPECT_EQ(f.catalog.candidates, 1u);
+  EXPECT_EQ(f.dedupe.bytes_deduped, 420000u);
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_TRUE(fs0(run()).catalog.unchanged);
+}
+
+TEST_F(CatalogTest, FormatOneIsUpgradedAndItsNextRunReadsTheTreesWhole) {
+  run();
+  // Back to format 1 as an older btrdedupe left it: no parent column.
+  sh("sqlite3 " + shell_quote(hashfile_) + " 'DROP INDEX files_by_parent; "
+     "ALTER TABLE files DROP COLUMN parent; PRAGMA user_version=1;'");
+  sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/f2 tree/f2-late && sync");
+  auto r = run();
+  EXPECT_FALSE(fs0(r).catalog.incremental);
+  EXPECT_EQ(fs0(r).catalog.files_changed, 1u);  // the rows were kept
+  EXPECT_EQ(fs0(r).dedupe.bytes_deduped, 140000u);
+  EXPECT_EQ(sh("sqlite3 " + shell_quote(hashfile_) + " 'PRAGMA user_version; "
+               "SELECT count(*) FROM files WHERE parent IS NULL;'"),
+            "2\n0\n");
+  sh("cd " + shell_quote(path("")) + " && rm tree/f1 && sync");
+  r = run();
+  EXPECT_TRUE(fs0(r).catalog.incremental);
+  EXPECT_EQ(fs0(r).catalog.stale_rows, 1u);
 }
 
 TEST_F(CatalogTest, ReplayRepeatsTheStoredRootsAndMode) {
@@ -104,6 +229,7 @@ TEST_F(CatalogTest, ReplayRepeatsTheStoredRootsAndMode) {
   o.hashfile = hashfile_;  // no paths: a replay
   auto r = run_job(o);
   ASSERT_TRUE(r.path_errors.empty()) << r.path_errors[0];
+  EXPECT_TRUE(fs0(r).catalog.incremental);
   EXPECT_EQ(r.options.paths, std::vector<std::string>{path("tree")});
   EXPECT_TRUE(r.options.recursive);
   EXPECT_TRUE(r.options.dedupe);

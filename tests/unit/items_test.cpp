@@ -228,6 +228,25 @@ TEST(items, InodeExtrefsCarryTheirOwnParent) {
   EXPECT_EQ((*names)[1].name, "bcd");
 }
 
+TEST(items, DirIndexNamesTheInodeItPointsAt) {
+  // btrfs_dir_item: location key (objectid, type, offset), transid, data_len, name_len,
+  // type, then the name.
+  const Bytes file = Bytes().le64(4242).u8(BTRFS_INODE_ITEM_KEY).le64(0).le64(7).le16(0)
+                         .le16(5).u8(1).str("hello");
+  auto t = decode_dir_index(file);
+  ASSERT_TRUE(t.ok()) << t.error().message();
+  EXPECT_EQ(t->objectid, 4242u);
+  EXPECT_EQ(t->type, BTRFS_INODE_ITEM_KEY);
+  const Bytes subvolume = Bytes().le64(257).u8(BTRFS_ROOT_ITEM_KEY).le64(~0ULL).le64(7)
+                              .le16(0).le16(1).u8(2).str("s");
+  auto s = decode_dir_index(subvolume);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->type, BTRFS_ROOT_ITEM_KEY);
+  auto short_item = decode_dir_index(Bytes().le64(1).u8(1));
+  ASSERT_FALSE(short_item.ok());
+  EXPECT_EQ(short_item.error().code, EUCLEAN);
+}
+
 TEST(items, NameLengthBeyondTheItemIsRejected) {
   auto refs = decode_inode_refs(256, Bytes().le64(2).le16(65535).str("short"));
   ASSERT_FALSE(refs.ok());

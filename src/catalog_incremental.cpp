@@ -1,0 +1,334 @@
+// CatalogSession's incremental runs (the rule is in catalog_session.h, the user's view in
+// docs/hashfile.md): find what changed from the leaves written since the recorded
+// generations, verify every catalogued file against the tree before it is used, and keep
+// memory to what changed.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "btrfs/tree_search.h"
+#include "src/catalog_session.h"
+#include "src/content_hash.h"
+
+namespace btrdedupe {
+namespace {
+
+using Outcome = IncrementalScan::Outcome;
+
+constexpr int64_t kClockMarginSeconds = 300;
+
+bool same_state(const CatalogFile& row, const btrfs::InodeItem& item) {
+  return row.size == item.size && row.flags == item.flags &&
+         row.mtime_ns == item.mtime.sec * 1000000000LL + item.mtime.nsec;
+}
+
+bool same_layout(const InodeState& a, const InodeState& b) {
+  if (a.item.size != b.item.size || a.item.nodatasum() != b.item.nodatasum() ||
+      a.extents.size() != b.extents.size())
+    return false;
+  for (size_t i = 0; i < a.extents.size(); ++i) {
+    const FileExtent &x = a.extents[i], &y = b.extents[i];
+    if (x.file_offset != y.file_offset || x.length != y.length ||
+        x.disk_bytenr != y.disk_bytenr || x.extent_offset != y.extent_offset)
+      return false;
+  }
+  return true;
+}
+
+// The scanned read-only snapshots of each scanned subvolume: a full scan folds their
+// files into the original's (ScannedFile::readonly_alias), which keeps that file a source.
+std::unordered_map<uint64_t, std::vector<uint64_t>> readonly_snapshots(const ScanResult& scan) {
+  std::unordered_map<uint64_t, std::vector<uint64_t>> out;
+  for (const auto& origin : scan.subvolumes)
+    for (const auto& snap : scan.subvolumes)
+      if (snap.readonly && snap.id != origin.id && snap.parent_uuid == origin.uuid)
+        out[origin.id].push_back(snap.id);
+  return out;
+}
+
+}  // namespace
+
+btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
+    const std::vector<std::string>& roots, const ScanOptions& options) {
+  recorded_generations_ = catalog_->subvolume_generations();
+  if (recorded_generations_.empty()) return std::optional<ScanResult>{};  // a first run
+  ScanResult out;
+  auto inc = IncrementalScan::of_roots(roots, options, out);
+  if (!inc || !*inc) return std::optional<ScanResult>{};  // the full scan says what is wrong
+  incremental_ = std::move(*inc);
+  return find_changed(std::move(out));
+}
+
+btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
+    const std::string& fs_path, const std::vector<SubvolumeRoot>& flat,
+    const ScanOptions& options) {
+  recorded_generations_ = catalog_->subvolume_generations();
+  if (recorded_generations_.empty()) return std::optional<ScanResult>{};  // a first run
+  ScanResult out;
+  auto inc = IncrementalScan::of_subvolumes(fs_path, flat, options, out);
+  if (!inc || !*inc) return std::optional<ScanResult>{};
+  incremental_ = std::move(*inc);
+  return find_changed(std::move(out));
+}
+
+btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult scan) {
+  for (const auto& sv : scan.subvolumes) {
+    auto rec = recorded_generations_.find(sv.id);
+    auto now = generations_at_start_.find(sv.id);
+    // A subvolume never scanned (a new snapshot) is read whole, with the others, so that
+    // read-only snapshots fold into their twins as in any full scan.
+    if (rec == recorded_generations_.end() || now == generations_at_start_.end() ||
+        now->second < rec->second) {
+      incremental_.reset();
+      return std::optional<ScanResult>{};
+    }
+  }
+  // Whatever changed since the recorded generations changed after the last run began (it
+  // synced first). An inode whose ctime is older changed only its atime (reads on a
+  // relatime mount, a find over the tree): no rename, no chmod, and for a directory no
+  // name removed. The margin absorbs clock steps; checking more costs time, never results.
+  const auto last_run = catalog_->last_run_started();
+  const int64_t quiet_before = last_run ? *last_run - kClockMarginSeconds : 0;
+  for (const auto& sv : scan.subvolumes) {
+    known_rows_ += catalog_->file_count(sv.id);
+    const uint64_t since = recorded_generations_.at(sv.id);
+    if (generations_at_start_.at(sv.id) == since) continue;
+    std::vector<std::pair<uint64_t, bool>> changed;  // inode, is a directory
+    auto found = incremental_->changed_inodes(
+        sv.id, since, btrfs::kMaxU64, [&](uint64_t inode, const btrfs::InodeItem& item) {
+          if (item.is_directory()) {
+            if (item.ctime.sec >= quiet_before) changed.emplace_back(inode, true);
+            return;
+          }
+          const auto row = catalog_->file({sv.id, inode});
+          if (!item.is_regular()) {
+            if (row) stale_.insert({sv.id, inode});  // an inode number reused: not a file now
+            return;
+          }
+          if (row && same_state(*row, item) && item.ctime.sec < quiet_before) return;
+          changed.emplace_back(inode, false);
+        });
+    if (!found) return found.error();
+    std::vector<uint64_t> directories;
+    for (const auto& [inode, is_directory] : changed) {
+      if (is_directory) {
+        directories.push_back(inode);
+        continue;
+      }
+      const FileKey key{sv.id, inode};
+      if (!seen_.insert(key).second) continue;
+      const auto row = catalog_->file(key);
+      auto state = incremental_->read(sv.id, inode);
+      if (!state) return state.error();
+      if (!*state) {  // deleted since the search
+        if (row) stale_.insert(key);
+        continue;
+      }
+      if (row && same_state(*row, (*state)->item)) {
+        // Renamed, chmod'ed, deduped: same content. Still in scope? Moved?
+        auto in = incremental_->check(sv.id, **state);
+        if (!in) return in.error();
+        if (*in != Outcome::Added)
+          stale_.insert(key);
+        else if ((*state)->parent != row->parent)
+          moved_.emplace_back(key, (*state)->parent);
+        continue;
+      }
+      auto added = incremental_->add(scan, sv.id, inode, **state);
+      if (!added) return added.error();
+      if (*added == Outcome::Added)
+        changed_with_row_ += row ? 1 : 0;
+      else if (row)
+        stale_.insert(key);
+    }
+    for (uint64_t dir : directories)
+      if (auto ok = check_directory(sv.id, dir); !ok) return ok.error();
+  }
+  incremental_->finish(scan);
+  return std::optional<ScanResult>{std::move(scan)};
+}
+
+// A deletion leaves no item behind, but it rewrites the directory that held the file's
+// name: the rows of files named in a changed directory that no longer names them are
+// looked up, and dropped when the file is gone.
+btrfs::Result<void> CatalogSession::check_directory(uint64_t subvolume, uint64_t dir) {
+  const auto rows = catalog_->files_in_directory(subvolume, dir);
+  if (rows.empty()) return {};
+  auto children = incremental_->children(subvolume, dir);
+  if (!children) return children.error();
+  const std::unordered_set<uint64_t> now(children->begin(), children->end());
+  for (uint64_t inode : rows) {
+    const FileKey key{subvolume, inode};
+    if (now.count(inode) || !seen_.insert(key).second) continue;
+    auto state = incremental_->read(subvolume, inode);
+    if (!state) return state.error();
+    if (!*state) {
+      stale_.insert(key);
+      continue;
+    }
+    auto in = incremental_->check(subvolume, **state);  // another name is left (hardlink)
+    if (!in) return in.error();
+    if (*in != Outcome::Added)
+      stale_.insert(key);
+    else
+      moved_.emplace_back(key, (*state)->parent);
+  }
+  return {};
+}
+
+btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanResult& scan,
+                                                                        CatalogStats& stats) {
+  stats.incremental = true;
+  auto fp = btrdedupe::fingerprint(scan);  // every file of the scan is new or changed
+  if (!fp) return fp.error();
+  stats.files_changed = scan.files.size();
+
+  const uint32_t ss = scan.fs.sectorsize;
+  const uint16_t cs = scan.fs.csum_size;
+  std::unordered_set<FileKey, FileKeyHash> in_scan;
+  for (const auto& f : scan.files) in_scan.insert({f.subvolume, f.inode});
+  std::set<std::pair<uint64_t, uint64_t>> candidates;  // ordered: a deterministic scan
+  auto consider = [&](const std::vector<FileKey>& keys) {
+    for (const auto& k : keys)
+      if (!in_scan.count(k) && !stale_.count(k)) candidates.emplace(k.subvolume, k.inode);
+  };
+  for (uint32_t i = 0; i < scan.files.size(); ++i) {
+    const auto& f = scan.files[i];
+    const FileSums& sums = fp->files[i];
+    Fingerprinted entry;
+    entry.row = {f.size, f.mtime.sec * 1000000000LL + f.mtime.nsec, f.inode_flags,
+                 whole_file_hash(sums, f.size, cs, f.nodatasum()), f.parent};
+    entry.blocks = block_hashes(sums, f.size, ss, cs, block_size_, f.nodatasum());
+    if (entry.row.whole_hash) consider(catalog_->files_with_hash(*entry.row.whole_hash));
+    for (uint64_t h : entry.blocks)
+      if (h) consider(catalog_->files_with_block(h));
+    fingerprinted_[{f.subvolume, f.inode}] = std::move(entry);
+  }
+
+  // Verify before use: a candidate is read from the tree now; gone or out of scope, its row
+  // goes; changed since the run began, it is left for the next run.
+  std::unordered_set<uint64_t> scanned;
+  for (const auto& sv : scan.subvolumes) scanned.insert(sv.id);
+  const size_t changed = scan.files.size();
+  const auto snapshots = incremental_->folds_readonly_aliases()
+                             ? readonly_snapshots(scan)
+                             : std::unordered_map<uint64_t, std::vector<uint64_t>>{};
+  for (const auto& [subvolume, inode] : candidates) {
+    const FileKey key{subvolume, inode};
+    if (!scanned.count(subvolume)) continue;
+    const auto row = catalog_->file(key);
+    if (!row) continue;
+    auto state = incremental_->read(subvolume, inode);
+    if (!state) return state.error();
+    if (!*state) {
+      stale_.insert(key);
+      continue;
+    }
+    if (!same_state(*row, (*state)->item)) continue;
+    auto added = incremental_->add(scan, subvolume, inode, **state);
+    if (!added) return added.error();
+    if (*added != Outcome::Added) {
+      stale_.insert(key);
+      continue;
+    }
+    // A snapshot's file has the original's inode number: same extents, the full scan
+    // would have folded it into this one.
+    auto snaps = snapshots.find(subvolume);
+    if (snaps == snapshots.end()) continue;
+    const auto file = static_cast<uint32_t>(scan.files.size() - 1);
+    for (uint64_t snap : snaps->second) {
+      auto copy = incremental_->read(snap, inode);
+      if (!copy) return copy.error();
+      if (!*copy || !same_layout(**state, **copy)) continue;
+      scan.files[file].readonly_alias = true;
+      scan.readonly_alias_subvolumes.add(file, snap);
+    }
+  }
+  stats.candidates = scan.files.size() - changed;
+  stats.stale_rows = stale_.size();
+  const uint64_t gone = changed_with_row_ + stale_.size();
+  stats.files_known = known_rows_ > gone ? known_rows_ - gone : 0;
+  const auto order = incremental_->finish(scan);
+  if (stats.candidates == 0) return fp;
+
+  fp->files.resize(scan.files.size());
+  std::vector<FileSums> files;
+  files.reserve(order.size());
+  std::vector<bool> wanted(order.size(), false);
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    files.push_back(std::move(fp->files[order[i]]));
+    wanted[i] = order[i] >= changed;
+  }
+  fp->files = std::move(files);
+  auto more = btrdedupe::fingerprint(scan, {}, &wanted);
+  if (!more) return more.error();
+  for (uint32_t i = 0; i < scan.files.size(); ++i)
+    if (wanted[i]) fp->files[i] = std::move(more->files[i]);
+  add_stats(fp->stats, more->stats);
+  return fp;
+}
+
+// Our own dedupe raised the generation: the new one is taken when every inode changed
+// since the run began is a file of this run that kept its size and mtime; anything else
+// changed meanwhile, and the next run must look at it.
+btrfs::Result<uint64_t> CatalogSession::generation_after_dedupe(uint64_t subvolume,
+                                                                uint64_t start, uint64_t now,
+                                                                const ScanResult& scan,
+                                                                const ScanResult& after) {
+  std::unordered_map<uint64_t, uint32_t> files;
+  for (uint32_t i = 0; i < scan.files.size(); ++i)
+    if (scan.files[i].subvolume == subvolume) files[scan.files[i].inode] = i;
+  bool steady = true;
+  auto found = incremental_->changed_inodes(
+      subvolume, start, now, [&](uint64_t inode, const btrfs::InodeItem& item) {
+        auto it = files.find(inode);
+        if (it == files.end()) {
+          steady = false;
+          return;
+        }
+        const ScannedFile& b = scan.files[it->second];
+        const ScannedFile& a = after.files[it->second];
+        steady = steady && b.size == item.size && b.size == a.size &&
+                 b.mtime.sec == item.mtime.sec && b.mtime.nsec == item.mtime.nsec &&
+                 a.mtime.sec == b.mtime.sec && a.mtime.nsec == b.mtime.nsec;
+      });
+  if (!found) return found.error();
+  return steady ? now : start;
+}
+
+btrfs::Result<void> CatalogSession::record_incremental(const ScanResult& scan,
+                                                       const ScanResult* after,
+                                                       const RunRecord& run) {
+  std::unordered_map<uint64_t, uint64_t> gens;
+  for (const auto& sv : scan.subvolumes) gens[sv.id] = generations_at_start_[sv.id];
+  if (after) {
+    auto fd = btrfs::Fd::open(first_path_, O_RDONLY | O_NONBLOCK);
+    if (fd) ::syncfs(fd->get());
+    auto now = generations_now(first_path_);
+    if (now)
+      for (auto& [id, gen] : gens) {
+        auto it = now->find(id);
+        if (it == now->end() || it->second == gen) continue;
+        auto taken = generation_after_dedupe(id, gen, it->second, scan, *after);
+        if (!taken) return taken.error();
+        gen = *taken;
+      }
+  }
+  if (auto ok = catalog_->begin(); !ok) return ok;
+  for (const auto& [key, entry] : fingerprinted_)
+    if (auto ok = catalog_->put_file(key, entry.row, entry.blocks); !ok) return ok;
+  for (const auto& [key, parent] : moved_)
+    if (auto ok = catalog_->set_parent(key, parent); !ok) return ok;
+  for (const auto& key : stale_)
+    if (auto ok = catalog_->remove_file(key); !ok) return ok;
+  // Subvolumes deleted (or no longer under the roots) since the last run lose their rows.
+  for (const auto& [id, gen] : recorded_generations_)
+    if (!gens.count(id))
+      if (auto ok = catalog_->remove_subvolume_files(id); !ok) return ok;
+  if (auto ok = catalog_->set_subvolume_generations(gens); !ok) return ok;
+  if (auto ok = catalog_->add_run(run); !ok) return ok;
+  return catalog_->commit();
+}
+
+}  // namespace btrdedupe

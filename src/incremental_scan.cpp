@@ -1,0 +1,279 @@
+#include "src/incremental_scan.h"
+
+#include <fcntl.h>
+#include <linux/btrfs_tree.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <numeric>
+#include <tuple>
+
+#include "btrfs/tree_search.h"
+
+namespace btrdedupe {
+namespace {
+
+std::string join(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return a + "/" + b;
+}
+
+std::string basename_of(const std::string& p) {
+  const auto slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+void sort_extents(std::vector<FileExtent>& extents) {
+  std::sort(extents.begin(), extents.end(), [](const FileExtent& a, const FileExtent& b) {
+    return std::tie(a.disk_bytenr, a.extent_offset, a.file) <
+           std::tie(b.disk_bytenr, b.extent_offset, b.file);
+  });
+}
+
+btrfs::Result<btrfs::Fd> open_on_btrfs(const std::string& path, btrfs::FsInfo* info) {
+  auto fd = btrfs::Fd::open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  if (!fd) return fd.error();
+  if (auto ok = btrfs::check_is_btrfs(fd->get(), path); !ok) return ok.error();
+  auto fs = btrfs::read_fs_info(fd->get());
+  if (!fs) return fs.error();
+  *info = *fs;
+  return fd;
+}
+
+}  // namespace
+
+btrfs::Result<std::unique_ptr<IncrementalScan>> IncrementalScan::of_roots(
+    const std::vector<std::string>& roots, const ScanOptions& options, ScanResult& out) {
+  std::unique_ptr<IncrementalScan> s(new IncrementalScan());  // private constructor
+  s->options_ = options;
+  std::vector<Place> queue;
+  for (const auto& root : roots) {
+    btrfs::FsInfo info;
+    auto fd = open_on_btrfs(root, &info);
+    if (!fd) return fd.error();
+    if (out.roots.empty()) out.fs = info;
+    if (info.fsid != out.fs.fsid) return std::unique_ptr<IncrementalScan>{};
+    struct stat st {};
+    if (::fstat(fd->get(), &st) != 0) return btrfs::errno_error("stat " + root);
+    if (!S_ISDIR(st.st_mode)) return std::unique_ptr<IncrementalScan>{};
+    auto subvol = btrfs::subvolume_id(fd->get());
+    if (!subvol) return subvol.error();
+    const auto index = static_cast<uint32_t>(out.roots.size());
+    out.roots.push_back({root, false});
+    if (!s->fd_.valid()) s->fd_ = std::move(*fd);
+    if (options.excluded_subvolumes.count(*subvol)) {
+      ++out.excluded;
+      continue;
+    }
+    queue.push_back({*subvol, st.st_ino, "", index});
+  }
+  if (roots.empty()) return std::unique_ptr<IncrementalScan>{};
+  auto all = btrfs::list_subvolumes(roots.front());
+  if (!all) return all.error();
+  for (const auto& r : out.roots) s->roots_.push_back(r.path);
+  if (auto ok = s->add_places(std::move(queue), options.recursive, *all, out); !ok)
+    return ok.error();
+  return s;
+}
+
+btrfs::Result<std::unique_ptr<IncrementalScan>> IncrementalScan::of_subvolumes(
+    const std::string& fs_path, const std::vector<SubvolumeRoot>& subvolumes,
+    const ScanOptions& options, ScanResult& out) {
+  std::unique_ptr<IncrementalScan> s(new IncrementalScan());
+  s->options_ = options;
+  auto fd = open_on_btrfs(fs_path, &out.fs);
+  if (!fd) return fd.error();
+  s->fd_ = std::move(*fd);
+  std::vector<Place> queue;
+  for (const auto& sv : subvolumes) {
+    queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, "", static_cast<uint32_t>(out.roots.size())});
+    out.roots.push_back({sv.path, false});
+  }
+  auto all = btrfs::list_subvolumes(fs_path);
+  if (!all) return all.error();
+  for (const auto& r : out.roots) s->roots_.push_back(r.path);
+  if (auto ok = s->add_places(std::move(queue), false, *all, out); !ok) return ok.error();
+  return s;
+}
+
+btrfs::Result<void> IncrementalScan::add_places(std::vector<Place> queue, bool recursive,
+                                                const std::vector<btrfs::Subvolume>& all,
+                                                ScanResult& out) {
+  for (size_t next = 0; next < queue.size(); ++next) {
+    const Place work = queue[next];
+    places_.push_back(work);
+    const std::string& root = out.roots[work.root].path;
+    for (const auto& sv : all) {
+      if (sv.id == work.subvolume &&
+          std::none_of(out.subvolumes.begin(), out.subvolumes.end(),
+                       [&](const btrfs::Subvolume& o) { return o.id == sv.id; }))
+        out.subvolumes.push_back(sv);
+      if (!recursive || sv.parent_id != work.subvolume) continue;
+      auto dir = inodes(work.subvolume).directory_below(sv.dir_id, work.top_inode);
+      if (!dir) return dir.error();
+      if (!*dir) continue;
+      std::string rel = join(work.prefix, join(**dir, basename_of(sv.path)));
+      if (options_.excluded_subvolumes.count(sv.id) ||
+          (options_.exclude && options_.exclude(root, rel))) {
+        ++out.excluded;
+        continue;
+      }
+      queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, std::move(rel), work.root});
+    }
+  }
+  return {};
+}
+
+SubvolumeInodes& IncrementalScan::inodes(uint64_t subvolume) {
+  return inodes_.try_emplace(subvolume, fd_.get(), subvolume).first->second;
+}
+
+btrfs::Result<void> IncrementalScan::changed_inodes(
+    uint64_t subvolume, uint64_t since, uint64_t until,
+    const std::function<void(uint64_t inode, const btrfs::InodeItem&)>& each) {
+  btrfs::SearchKey key;
+  key.tree_id = subvolume;
+  key.min_objectid = BTRFS_FIRST_FREE_OBJECTID;
+  key.max_objectid = BTRFS_LAST_FREE_OBJECTID;
+  key.min_type = key.max_type = BTRFS_INODE_ITEM_KEY;
+  // The kernel skips leaves (and whole subtrees) older than this; TreeSearch then drops
+  // the inode items in the leaves it returns that are older themselves (their transid).
+  key.min_transid = since + 1;
+  btrfs::TreeSearch search(fd_.get(), key, 1 << 20);
+  const std::string where = "subvolume " + std::to_string(subvolume);
+  for (;;) {
+    auto next = search.next();
+    if (!next) {
+      changed_calls_ += search.ioctl_calls();
+      return btrfs::Error{next.error().code, where + ": " + next.error().context};
+    }
+    if (!*next) break;
+    ++changed_items_;
+    auto item = btrfs::decode_inode_item((*next)->data);
+    if (!item) return btrfs::Error{item.error().code, where + ": " + item.error().context};
+    // max_transid would make the kernel skip leaves written later, and with them the
+    // items of this range they also hold: filter here instead.
+    if (item->transid <= until) each((*next)->objectid, *item);
+  }
+  changed_calls_ += search.ioctl_calls();
+  return {};
+}
+
+btrfs::Result<IncrementalScan::Outcome> IncrementalScan::place(ScanResult* into,
+                                                               uint64_t subvolume,
+                                                               uint64_t inode,
+                                                               const InodeState& state) {
+  if (!state.item.is_regular() || state.parent == 0) return Outcome::OutOfScope;
+  for (const auto& place : places_) {
+    if (place.subvolume != subvolume) continue;
+    auto dir = inodes(subvolume).directory_below(state.parent, place.top_inode);
+    if (!dir) return dir.error();
+    if (!*dir) continue;
+    const std::string rel = join(place.prefix, join(**dir, state.name));
+    if (options_.exclude && options_.exclude(roots_[place.root], rel)) return Outcome::OutOfScope;
+    if (state.item.size < options_.min_file_size) return Outcome::OutOfScope;
+    if (state.extents.empty()) return Outcome::NoData;
+    if (!into) return Outcome::Added;
+    ScanResult& out = *into;
+    const auto file = static_cast<uint32_t>(out.files.size());
+    const auto& it = state.item;
+    ScannedFile f;
+    f.subvolume = subvolume;
+    f.inode = inode;
+    f.size = it.size;
+    f.transid = it.transid;
+    f.inode_flags = it.flags;
+    f.parent = state.parent;
+    f.mtime = it.mtime;
+    f.nlink = it.nlink;
+    f.root = place.root;
+    f.path_node = options_.keep_paths ? out.paths.add(PathTable::kRoot, rel) : PathTable::kRoot;
+    out.files.push_back(f);
+    for (FileExtent e : state.extents) {
+      e.file = file;
+      out.extents.push_back(e);
+    }
+    auto& p = out.passed_over;
+    const auto& q = state.passed_over;
+    p.inline_extents += q.inline_extents, p.inline_bytes += q.inline_bytes;
+    p.hole_extents += q.hole_extents, p.hole_bytes += q.hole_bytes;
+    p.prealloc_extents += q.prealloc_extents, p.prealloc_bytes += q.prealloc_bytes;
+    return Outcome::Added;
+  }
+  return Outcome::OutOfScope;
+}
+
+std::vector<uint32_t> IncrementalScan::finish(ScanResult& out) {
+  std::map<uint64_t, size_t> rank;  // subvolume -> its first place
+  for (size_t i = 0; i < places_.size(); ++i) rank.emplace(places_[i].subvolume, i);
+  std::vector<uint32_t> order(out.files.size());  // new position -> old index
+  std::iota(order.begin(), order.end(), 0u);
+  auto key = [&](uint32_t i) {
+    const auto& f = out.files[i];
+    return std::make_tuple(f.root, rank[f.subvolume], f.inode);
+  };
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+  std::vector<uint32_t> where(order.size());
+  for (uint32_t i = 0; i < order.size(); ++i) where[order[i]] = i;
+  std::vector<ScannedFile> files;
+  files.reserve(order.size());
+  for (uint32_t old : order) files.push_back(std::move(out.files[old]));
+  out.files = std::move(files);
+  for (auto& e : out.extents) e.file = where[e.file];
+  if (!out.readonly_alias_subvolumes.empty()) {
+    FileSubvolumeSets sets;
+    for (uint32_t i = 0; i < order.size(); ++i)
+      sets.add_all(i, out.readonly_alias_subvolumes, out.readonly_alias_subvolumes.set_of(order[i]));
+    out.readonly_alias_subvolumes = std::move(sets);
+  }
+  sort_extents(out.extents);
+  out.tree_items = changed_items_;
+  out.search_calls = changed_calls_;
+  for (const auto& [id, reader] : inodes_) {
+    out.tree_items += reader.items();
+    out.search_calls += reader.calls();
+  }
+  return order;
+}
+
+btrfs::Result<ScanResult> reread_files(int fd, const ScanResult& scan) {
+  ScanResult out;
+  out.roots = scan.roots;
+  out.fs = scan.fs;
+  out.subvolumes = scan.subvolumes;
+  out.readonly_alias_subvolumes = scan.readonly_alias_subvolumes;
+  std::map<uint64_t, SubvolumeInodes> readers;
+  for (uint32_t i = 0; i < scan.files.size(); ++i) {
+    const ScannedFile& f = scan.files[i];
+    auto& reader = readers.try_emplace(f.subvolume, fd, f.subvolume).first->second;
+    auto state = reader.read(f.inode, true);
+    if (!state) return state.error();
+    ScannedFile now = f;
+    now.path_node = PathTable::kRoot;
+    if (!*state) {
+      // Gone since: no extents, and a state no live file has, so it counts as changed.
+      now.size = 0;
+      now.mtime = {-1, 0};
+    } else {
+      const auto& it = (*state)->item;
+      now.size = it.size;
+      now.mtime = it.mtime;
+      now.transid = it.transid;
+      now.inode_flags = it.flags;
+      for (FileExtent e : (*state)->extents) {
+        e.file = i;
+        out.extents.push_back(e);
+      }
+    }
+    out.files.push_back(std::move(now));
+  }
+  for (const auto& [id, reader] : readers) {
+    out.tree_items += reader.items();
+    out.search_calls += reader.calls();
+  }
+  sort_extents(out.extents);
+  return out;
+}
+
+}  // namespace btrdedupe

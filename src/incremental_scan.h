@@ -1,0 +1,97 @@
+// The scan of an incremental run: instead of reading every subvolume tree whole, find the
+// inodes each subvolume changed since a generation (TREE_SEARCH_V2 with min_transid: only
+// leaves written since are read) and put single files into a ScanResult one by one, each
+// read with a targeted search and placed under the roots exactly as scan_tree and
+// scan_subvolumes would place it (path, --exclude, --min-size, nested subvolumes).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "btrfs/fd.h"
+#include "btrfs/result.h"
+#include "src/inode_lookup.h"
+#include "src/tree_scan.h"
+
+namespace btrdedupe {
+
+class IncrementalScan {
+ public:
+  // The places the full scan of `roots` (scan_tree of each) would read, found from the
+  // subvolume list and the nested subvolumes' directories only. nullptr when a root is not
+  // a directory or the roots span filesystems: the caller scans in full instead.
+  // `out` gets the scan's roots, filesystem and subvolumes, and no file yet.
+  static btrfs::Result<std::unique_ptr<IncrementalScan>> of_roots(
+      const std::vector<std::string>& roots, const ScanOptions& options, ScanResult& out);
+  // The same for scan_subvolumes(fs_path, subvolumes).
+  static btrfs::Result<std::unique_ptr<IncrementalScan>> of_subvolumes(
+      const std::string& fs_path, const std::vector<SubvolumeRoot>& subvolumes,
+      const ScanOptions& options, ScanResult& out);
+
+  // Calls `each` with every inode of `subvolume` whose item changed in a transaction after
+  // `since` (and up to `until`): only leaves written after `since` are read.
+  btrfs::Result<void> changed_inodes(
+      uint64_t subvolume, uint64_t since, uint64_t until,
+      const std::function<void(uint64_t inode, const btrfs::InodeItem&)>& each);
+
+  // A file as it is now; nullopt when it is gone.
+  btrfs::Result<std::optional<InodeState>> read(uint64_t subvolume, uint64_t inode) {
+    return inodes(subvolume).read(inode, true);
+  }
+
+  enum class Outcome { Added, OutOfScope, NoData };
+  // Whether the full scan would have the file read as `state`. OutOfScope: not a regular
+  // file, not below a root, excluded, smaller than --min-size; NoData: no regular extent
+  // (nothing to dedupe, no catalog row).
+  btrfs::Result<Outcome> check(uint64_t subvolume, const InodeState& state) {
+    return place(nullptr, subvolume, 0, state);
+  }
+  // The same, and adds it to `out` (as the full scan would have it) when it would.
+  btrfs::Result<Outcome> add(ScanResult& out, uint64_t subvolume, uint64_t inode,
+                             const InodeState& state) {
+    return place(&out, subvolume, inode, state);
+  }
+  int fd() const { return fd_.get(); }
+  // Whether read-only snapshot files fold into their originals (ScanOptions).
+  bool folds_readonly_aliases() const { return options_.fold_readonly_aliases; }
+  // Inodes directory `dir` of `subvolume` holds now.
+  btrfs::Result<std::vector<uint64_t>> children(uint64_t subvolume, uint64_t dir) {
+    return inodes(subvolume).children(dir);
+  }
+
+  // Puts the files in scan order (root, subvolume as listed, inode) and the extents in
+  // physical order, and counts the tree searches made. Returns the old index of each file,
+  // for the caller to put what it keeps per file in the same order.
+  std::vector<uint32_t> finish(ScanResult& out);
+
+ private:
+  struct Place {
+    uint64_t subvolume = 0, top_inode = 0;
+    std::string prefix;  // of top_inode, relative to the root
+    uint32_t root = 0;
+  };
+  IncrementalScan() = default;
+  SubvolumeInodes& inodes(uint64_t subvolume);
+  btrfs::Result<void> add_places(std::vector<Place> queue, bool recursive,
+                                 const std::vector<btrfs::Subvolume>& all, ScanResult& out);
+  btrfs::Result<Outcome> place(ScanResult* out, uint64_t subvolume, uint64_t inode,
+                               const InodeState& state);
+
+  btrfs::Fd fd_;
+  ScanOptions options_;
+  std::vector<Place> places_;
+  std::map<uint64_t, SubvolumeInodes> inodes_;
+  std::vector<std::string> roots_;
+  uint64_t changed_items_ = 0, changed_calls_ = 0;
+};
+
+// Reads the files of `scan` again with targeted searches (same files, same order; one
+// gone since is kept without extents): the confirmation after an incremental run's dedupe.
+// fd: any fd on the filesystem.
+btrfs::Result<ScanResult> reread_files(int fd, const ScanResult& scan);
+
+}  // namespace btrdedupe

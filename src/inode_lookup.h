@@ -1,0 +1,58 @@
+// Targeted reads of single inodes of a subvolume's tree: one TREE_SEARCH_V2 over one
+// objectid, instead of reading the whole tree. What an incremental run needs to look at
+// the few files that changed, the catalogued files they may duplicate, and their paths.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "btrfs/items.h"
+#include "btrfs/result.h"
+#include "src/file_extent.h"
+
+namespace btrdedupe {
+
+struct InodeState {
+  btrfs::InodeItem item;
+  uint64_t parent = 0;  // directory of its first name; 0: it has none
+  std::string name;     // that first name
+  // Regular extents (FileExtent::file is 0), when read with extents; the rest counted.
+  std::vector<FileExtent> extents;
+  PassedOver passed_over;
+};
+
+class SubvolumeInodes {
+ public:
+  // fd: any fd on the filesystem.
+  SubvolumeInodes(int fd, uint64_t subvolume) : fd_(fd), subvolume_(subvolume) {}
+
+  // The inode's item, first name and (with_extents) its extents; nullopt when it does not
+  // exist (deleted).
+  btrfs::Result<std::optional<InodeState>> read(uint64_t inode, bool with_extents);
+  // Path of directory `dir` relative to directory `top` ("" when they are the same);
+  // nullopt when `dir` is not below `top`. Directories are cached: siblings share them.
+  btrfs::Result<std::optional<std::string>> directory_below(uint64_t dir, uint64_t top);
+  // Inodes the directory's entries point at (its DIR_INDEX items; subvolumes left out).
+  btrfs::Result<std::vector<uint64_t>> children(uint64_t dir);
+
+  uint64_t subvolume() const { return subvolume_; }
+  uint64_t items() const { return items_; }
+  uint64_t calls() const { return calls_; }
+
+ private:
+  struct Name {
+    uint64_t parent = 0;
+    std::string name;
+  };
+  btrfs::Result<std::optional<Name>> name_of_directory(uint64_t dir);
+
+  int fd_;
+  uint64_t subvolume_;
+  std::unordered_map<uint64_t, std::optional<Name>> directories_;
+  uint64_t items_ = 0, calls_ = 0;
+};
+
+}  // namespace btrdedupe
