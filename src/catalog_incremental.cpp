@@ -180,7 +180,8 @@ btrfs::Result<void> CatalogSession::check_directory(uint64_t subvolume, uint64_t
 btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanResult& scan,
                                                                         CatalogStats& stats) {
   stats.incremental = true;
-  auto fp = btrdedupe::fingerprint(scan);  // every file of the scan is new or changed
+  // Every file of the scan is new or changed.
+  auto fp = btrdedupe::fingerprint(scan, {}, nullptr, read_threads_);
   if (!fp) return fp.error();
   stats.files_changed = scan.files.size();
 
@@ -261,7 +262,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
     wanted[i] = order[i] >= changed;
   }
   fp->files = std::move(files);
-  auto more = btrdedupe::fingerprint(scan, {}, &wanted);
+  auto more = btrdedupe::fingerprint(scan, {}, &wanted, read_threads_);
   if (!more) return more.error();
   for (uint32_t i = 0; i < scan.files.size(); ++i)
     if (wanted[i]) fp->files[i] = std::move(more->files[i]);

@@ -169,8 +169,10 @@ btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& o
 }
 
 btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
-                                                            CatalogStats& stats) {
+                                                            CatalogStats& stats,
+                                                            unsigned threads) {
   stats.used = true;
+  read_threads_ = threads;
   if (incremental_) return fingerprint_incremental(scan, stats);
   known_ = catalog_->files();
   std::unordered_map<FileKey, uint32_t, FileKeyHash> index;
@@ -191,7 +193,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   }
   for (const auto& [key, row] : known_)
     if (!index.count(key)) ++stats.stale_rows;  // removed at record()
-  auto fp = btrdedupe::fingerprint(scan, {}, &changed);
+  auto fp = btrdedupe::fingerprint(scan, {}, &changed, read_threads_);
   if (!fp) return fp.error();
 
   // Rows for the changed files, and the known files that may hold the same content.
@@ -221,7 +223,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   }
   stats.candidates = static_cast<uint64_t>(std::count(candidate.begin(), candidate.end(), true));
   if (stats.candidates == 0) return fp;
-  auto more = btrdedupe::fingerprint(scan, {}, &candidate);
+  auto more = btrdedupe::fingerprint(scan, {}, &candidate, read_threads_);
   if (!more) return more.error();
   for (uint32_t i = 0; i < scan.files.size(); ++i)
     if (candidate[i]) fp->files[i] = std::move(more->files[i]);

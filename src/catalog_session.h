@@ -57,7 +57,9 @@ class CatalogSession {
   // other files keep empty (unknown) sums and are left out of matching. An incremental
   // run's candidates are read from the tree (a row whose file is gone or changed is never
   // used) and added to `scan`.
-  btrfs::Result<FingerprintResult> fingerprint(ScanResult& scan, CatalogStats& stats);
+  // `threads`: data-read workers, as for btrdedupe::fingerprint (0: by the storage).
+  btrfs::Result<FingerprintResult> fingerprint(ScanResult& scan, CatalogStats& stats,
+                                               unsigned threads = 0);
 
   // The re-read after an incremental run's dedupe: the files of `scan` only.
   btrfs::Result<ScanResult> confirm(const ScanResult& scan) {
@@ -83,6 +85,7 @@ class CatalogSession {
   btrfs::Result<std::optional<ScanResult>> find_changed(ScanResult scan);
   btrfs::Result<void> check_directory(uint64_t subvolume, uint64_t dir);
   btrfs::Result<FingerprintResult> fingerprint_incremental(ScanResult& scan, CatalogStats& stats);
+  unsigned read_threads_ = 0;
   btrfs::Result<uint64_t> generation_after_dedupe(uint64_t subvolume, uint64_t start,
                                                   uint64_t now, const ScanResult& scan,
                                                   const ScanResult& after);

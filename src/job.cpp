@@ -120,7 +120,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
 
   auto t = Clock::now();
   report_progress(progress, "fingerprint", 0, r.before.unique_bytes);
-  auto fp = catalog ? catalog->fingerprint(scan, r.catalog)
+  auto fp = catalog ? catalog->fingerprint(scan, r.catalog, o.io_threads)
                     : fingerprint(
                           scan,
                           [&](uint64_t done) {
