@@ -13,24 +13,6 @@
 namespace btrdedupe {
 namespace {
 
-std::string join(const std::string& a, const std::string& b) {
-  if (a.empty()) return b;
-  if (b.empty()) return a;
-  return a + "/" + b;
-}
-
-std::string basename_of(const std::string& p) {
-  const auto slash = p.rfind('/');
-  return slash == std::string::npos ? p : p.substr(slash + 1);
-}
-
-void sort_extents(std::vector<FileExtent>& extents) {
-  std::sort(extents.begin(), extents.end(), [](const FileExtent& a, const FileExtent& b) {
-    return std::tie(a.disk_bytenr, a.extent_offset, a.file) <
-           std::tie(b.disk_bytenr, b.extent_offset, b.file);
-  });
-}
-
 btrfs::Result<btrfs::Fd> open_on_btrfs(const std::string& path, btrfs::FsInfo* info) {
   auto fd = btrfs::Fd::open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   if (!fd) return fd.error();
@@ -113,7 +95,7 @@ btrfs::Result<void> IncrementalScan::add_places(std::vector<Place> queue, bool r
       auto dir = inodes(work.subvolume).directory_below(sv.dir_id, work.top_inode);
       if (!dir) return dir.error();
       if (!*dir) continue;
-      std::string rel = join(work.prefix, join(**dir, basename_of(sv.path)));
+      std::string rel = join_relative(work.prefix, join_relative(**dir, basename_of(sv.path)));
       if (options_.excluded_subvolumes.count(sv.id) ||
           (options_.exclude && options_.exclude(root, rel))) {
         ++out.excluded;
@@ -170,7 +152,7 @@ btrfs::Result<IncrementalScan::Outcome> IncrementalScan::place(ScanResult* into,
     auto dir = inodes(subvolume).directory_below(state.parent, place.top_inode);
     if (!dir) return dir.error();
     if (!*dir) continue;
-    const std::string rel = join(place.prefix, join(**dir, state.name));
+    const std::string rel = join_relative(place.prefix, join_relative(**dir, state.name));
     if (options_.exclude && options_.exclude(roots_[place.root], rel)) return Outcome::OutOfScope;
     if (state.item.size < options_.min_file_size) return Outcome::OutOfScope;
     if (state.extents.empty()) return Outcome::NoData;
@@ -227,7 +209,7 @@ std::vector<uint32_t> IncrementalScan::finish(ScanResult& out) {
       sets.add_all(i, out.readonly_alias_subvolumes, out.readonly_alias_subvolumes.set_of(order[i]));
     out.readonly_alias_subvolumes = std::move(sets);
   }
-  sort_extents(out.extents);
+  sort_by_physical_identity(out.extents);
   out.tree_items = changed_items_;
   out.search_calls = changed_calls_;
   for (const auto& [id, reader] : inodes_) {
@@ -272,7 +254,7 @@ btrfs::Result<ScanResult> reread_files(int fd, const ScanResult& scan) {
     out.tree_items += reader.items();
     out.search_calls += reader.calls();
   }
-  sort_extents(out.extents);
+  sort_by_physical_identity(out.extents);
   return out;
 }
 

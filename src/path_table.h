@@ -14,6 +14,19 @@
 
 namespace btrdedupe {
 
+// "a/b" from "a" and "b"; either may be empty (the root).
+inline std::string join_relative(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return a + "/" + b;
+}
+
+// The last component of a '/'-separated path.
+inline std::string basename_of(const std::string& p) {
+  const auto slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
 class PathTable {
  public:
   // The node of the scan root itself: its path is "".

@@ -232,17 +232,6 @@ class PathBuilder {
   std::vector<uint32_t> node_;
 };
 
-std::string join(const std::string& a, const std::string& b) {
-  if (a.empty()) return b;
-  if (b.empty()) return a;
-  return a + "/" + b;
-}
-
-std::string basename_of(const std::string& p) {
-  const auto slash = p.rfind('/');
-  return slash == std::string::npos ? p : p.substr(slash + 1);
-}
-
 // Files by the exact layout of their data, to fold read-only snapshot copies.
 class LayoutIndex {
  public:
@@ -415,8 +404,8 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
       if (!options.recursive || sv.parent_id != work.subvol || root_is_file) continue;
       std::string dir;
       if (!path_below(*tree, sv.dir_id, work.top_inode, &dir)) continue;
-      const std::string below = join(dir, basename_of(sv.path));
-      std::string rel = join(work.prefix, below);
+      const std::string below = join_relative(dir, basename_of(sv.path));
+      std::string rel = join_relative(work.prefix, below);
       if (options.excluded_subvolumes.count(sv.id) || (options.exclude && options.exclude(root, rel))) {
         ++out.excluded;
         continue;
@@ -441,7 +430,7 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
       }
       if (options.exclude && !root_is_file &&
           (!path_below(*tree, entry.ino, work.top_inode, &rel) ||
-           options.exclude(root, join(work.prefix, rel)))) {
+           options.exclude(root, join_relative(work.prefix, rel)))) {
         ++out.excluded;
         continue;
       }
@@ -507,10 +496,7 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
       if (!options.keep_paths) file.path_node = PathTable::kRoot;
     }
   }
-  std::sort(out.extents.begin(), out.extents.end(), [](const FileExtent& a, const FileExtent& b) {
-    return std::tie(a.disk_bytenr, a.extent_offset, a.file) <
-           std::tie(b.disk_bytenr, b.extent_offset, b.file);
-  });
+  sort_by_physical_identity(out.extents);
   out.files.shrink_to_fit();  // vectors grew by doubling: give the slack back
   out.extents.shrink_to_fit();
   out.paths.shrink_to_fit();
@@ -570,11 +556,15 @@ btrfs::Result<ScanResult> merge_scans(std::vector<ScanResult> scans) {
     out.search_calls += in.search_calls;
     out.excluded += in.excluded;
   }
-  std::sort(out.extents.begin(), out.extents.end(), [](const FileExtent& a, const FileExtent& b) {
+  sort_by_physical_identity(out.extents);
+  return out;
+}
+
+void sort_by_physical_identity(std::vector<FileExtent>& extents) {
+  std::sort(extents.begin(), extents.end(), [](const FileExtent& a, const FileExtent& b) {
     return std::tie(a.disk_bytenr, a.extent_offset, a.file) <
            std::tie(b.disk_bytenr, b.extent_offset, b.file);
   });
-  return out;
 }
 
 SharingSummary summarize_sharing(const std::vector<FileExtent>& extents) {

@@ -81,6 +81,9 @@ btrfs::Result<ScanResult> scan_subvolumes(const std::string& fs_path,
 // Fails with EXDEV when the scans are of different filesystems.
 btrfs::Result<ScanResult> merge_scans(std::vector<ScanResult> scans);
 
+// Sorts extents the way ScanResult::extents is: by (disk_bytenr, extent_offset, file).
+void sort_by_physical_identity(std::vector<FileExtent>& extents);
+
 // Bytes of the scanned extents by physical sharing.
 struct SharingSummary {
   uint64_t logical_bytes = 0;     // sum of all regular extents' lengths
