@@ -251,6 +251,18 @@ btrfs::Result<void> Catalog::set_scope(const CatalogScope& scope) {
   return {};
 }
 
+bool Catalog::pending() const {
+  Stmt s(prepare("SELECT value FROM meta WHERE key='pending'"));
+  return s && s.row() && s.text(0) == "1";
+}
+
+btrfs::Result<void> Catalog::set_pending(bool pending) {
+  Stmt put(prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('pending', ?)"));
+  put.bind_text(1, pending ? "1" : "0");
+  if (put.step() != SQLITE_DONE) return error("recording whether duplicates wait for a dedupe");
+  return {};
+}
+
 std::unordered_map<uint64_t, uint64_t> Catalog::subvolume_generations() const {
   std::unordered_map<uint64_t, uint64_t> out;
   Stmt s(prepare("SELECT id, generation FROM subvolumes"));

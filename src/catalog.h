@@ -72,6 +72,9 @@ struct RunRecord {
   std::string roots;
   uint64_t files = 0, bytes_read = 0, bytes_deduped = 0;
   int exit_code = 0;
+  // Every duplicate the run found was deduped or refused for what the file is: nothing is
+  // left for the next run but what changes after it (see Catalog::pending).
+  bool complete = false;
 };
 
 class Catalog {
@@ -90,6 +93,12 @@ class Catalog {
   // Changing the scope (other roots or options) forgets what was scanned: results of a
   // different scope cannot be reused safely.
   btrfs::Result<void> set_scope(const CatalogScope& scope);
+
+  // Whether duplicates found by an earlier run may still wait for a dedupe: that run only
+  // reported (no -d), or stopped early, ran out of space or met a send. A dedupe run then
+  // matches every file again, not only those changed since (src/catalog_session.h).
+  bool pending() const;
+  btrfs::Result<void> set_pending(bool pending);
 
   // Subvolume id -> generation it was completely scanned at.
   std::unordered_map<uint64_t, uint64_t> subvolume_generations() const;

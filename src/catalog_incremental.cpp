@@ -17,6 +17,9 @@ namespace {
 using Outcome = IncrementalScan::Outcome;
 
 constexpr int64_t kClockMarginSeconds = 300;
+// Concurrent searches that read the changed files' and candidates' tree blocks ahead of
+// the lookups (inode_lookup.h): metadata reads are latency-bound, not CPU-bound.
+constexpr unsigned kMetadataWarmers = 4;
 
 bool same_state(const CatalogFile& row, const btrfs::InodeItem& item) {
   return row.size == item.size && row.flags == item.flags &&
@@ -52,7 +55,8 @@ std::unordered_map<uint64_t, std::vector<uint64_t>> readonly_snapshots(const Sca
 btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
     const std::vector<std::string>& roots, const ScanOptions& options) {
   recorded_generations_ = catalog_->subvolume_generations();
-  if (recorded_generations_.empty()) return std::optional<ScanResult>{};  // a first run
+  // A first run, or one that must match every file again (Catalog::pending).
+  if (recorded_generations_.empty() || rescan_all_) return std::optional<ScanResult>{};
   ScanResult out;
   auto inc = IncrementalScan::of_roots(roots, options, out);
   if (!inc || !*inc) return std::optional<ScanResult>{};  // the full scan says what is wrong
@@ -64,7 +68,8 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
     const std::string& fs_path, const std::vector<SubvolumeRoot>& flat,
     const ScanOptions& options) {
   recorded_generations_ = catalog_->subvolume_generations();
-  if (recorded_generations_.empty()) return std::optional<ScanResult>{};  // a first run
+  // A first run, or one that must match every file again (Catalog::pending).
+  if (recorded_generations_.empty() || rescan_all_) return std::optional<ScanResult>{};
   ScanResult out;
   auto inc = IncrementalScan::of_subvolumes(fs_path, flat, options, out);
   if (!inc || !*inc) return std::optional<ScanResult>{};
@@ -110,6 +115,12 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult
           changed.emplace_back(inode, false);
         });
     if (!found) return found.error();
+    {
+      std::vector<std::pair<uint64_t, uint64_t>> files;
+      for (const auto& [inode, is_directory] : changed)
+        if (!is_directory) files.emplace_back(sv.id, inode);
+      warm_inode_metadata(incremental_->fd(), files, kMetadataWarmers);
+    }
     std::vector<uint64_t> directories;
     for (const auto& [inode, is_directory] : changed) {
       if (is_directory) {
@@ -215,6 +226,8 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   const auto snapshots = incremental_->folds_readonly_aliases()
                              ? readonly_snapshots(scan)
                              : std::unordered_map<uint64_t, std::vector<uint64_t>>{};
+  warm_inode_metadata(incremental_->fd(), {candidates.begin(), candidates.end()},
+                      kMetadataWarmers);
   for (const auto& [subvolume, inode] : candidates) {
     const FileKey key{subvolume, inode};
     if (!scanned.count(subvolume)) continue;
@@ -328,6 +341,7 @@ btrfs::Result<void> CatalogSession::record_incremental(const ScanResult& scan,
     if (!gens.count(id))
       if (auto ok = catalog_->remove_subvolume_files(id); !ok) return ok;
   if (auto ok = catalog_->set_subvolume_generations(gens); !ok) return ok;
+  if (auto ok = catalog_->set_pending(!run.complete); !ok) return ok;
   if (auto ok = catalog_->add_run(run); !ok) return ok;
   return catalog_->commit();
 }

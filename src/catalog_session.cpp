@@ -158,6 +158,10 @@ btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& o
   generations_at_start_ = std::move(*current);
   const auto stored = catalog_->subvolume_generations();
   if (stored.empty()) return false;
+  if (options.dedupe && catalog_->pending()) {
+    rescan_all_ = true;  // duplicates an earlier run found may still wait for a dedupe
+    return false;
+  }
   if (will_scan)
     for (uint64_t id : *will_scan)
       if (!stored.count(id)) return false;
@@ -184,7 +188,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
     index[{f.subvolume, f.inode}] = i;
     if (!has_extents[i]) continue;
     auto row = known_.find({f.subvolume, f.inode});
-    if (row != known_.end() && same_state(row->second, f)) {
+    if (!rescan_all_ && row != known_.end() && same_state(row->second, f)) {
       ++stats.files_known;
     } else {
       changed[i] = true;
@@ -277,6 +281,7 @@ btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanRes
       if (auto ok = catalog_->set_parent(key, f.parent); !ok) return ok;
   }
   if (auto ok = catalog_->set_subvolume_generations(gens); !ok) return ok;
+  if (auto ok = catalog_->set_pending(!run.complete); !ok) return ok;
   if (auto ok = catalog_->add_run(run); !ok) return ok;
   return catalog_->commit();
 }

@@ -86,6 +86,9 @@ class CatalogSession {
   btrfs::Result<void> check_directory(uint64_t subvolume, uint64_t dir);
   btrfs::Result<FingerprintResult> fingerprint_incremental(ScanResult& scan, CatalogStats& stats);
   unsigned read_threads_ = 0;
+  // This dedupe run fingerprints and matches every file, not only those changed since the
+  // last run: that run left duplicates it found without a dedupe (Catalog::pending).
+  bool rescan_all_ = false;
   btrfs::Result<uint64_t> generation_after_dedupe(uint64_t subvolume, uint64_t start,
                                                   uint64_t now, const ScanResult& scan,
                                                   const ScanResult& after);

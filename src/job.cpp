@@ -79,6 +79,10 @@ void record_in_catalog(CatalogSession* catalog, const ScanResult& scan, const Sc
   run.files = r.files;
   run.bytes_read = r.fingerprints.bytes_read;
   run.bytes_deduped = r.dedupe.bytes_deduped;
+  const auto eagain = r.dedupe.errors_by_code.find(EAGAIN);
+  run.complete = r.deduped && !r.dedupe.stopped && !r.dedupe.no_space &&
+                 r.dedupe.ranges_not_tried == 0 &&
+                 (eagain == r.dedupe.errors_by_code.end() || eagain->second == 0);
   if (auto ok = catalog->record(scan, after, run); !ok && r.error.empty())
     r.error = ok.error().message();
 }

@@ -1,6 +1,8 @@
 // The hashfile: incremental re-runs, replay, locking, and files it must refuse.
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "src/catalog.h"
 #include "src/job.h"
 #include "support/btrfs_image.h"
@@ -52,6 +54,42 @@ TEST_F(CatalogTest, UnchangedTreeIsNotReadAgain) {
   EXPECT_EQ(fs0(second).tree_items, 0u);
   EXPECT_EQ(fs0(second).dedupe.calls, 0u);
   EXPECT_EQ(second.exit_code(), 0);
+}
+
+// A report-only run records what it found, but its duplicates still wait for a dedupe:
+// the next -d run must not take the tree for done because nothing changed since.
+TEST_F(CatalogTest, DedupeAfterAReportOnlyRunDedupesWhatTheReportFound) {
+  auto report = run(/*dedupe=*/false);
+  EXPECT_EQ(fs0(report).planned_bytes, 210000u);
+  EXPECT_EQ(fs0(report).dedupe.bytes_deduped, 0u);
+  auto r = run();
+  EXPECT_FALSE(fs0(r).catalog.unchanged);
+  EXPECT_FALSE(fs0(r).catalog.incremental);
+  EXPECT_EQ(fs0(r).dedupe.bytes_deduped, 210000u);
+  EXPECT_EQ(r.exit_code(), 0);
+  auto again = run();  // that dedupe was complete: now nothing is left
+  EXPECT_TRUE(fs0(again).catalog.unchanged);
+  EXPECT_EQ(fs0(again).dedupe.calls, 0u);
+}
+
+// A run stopped before its dedupe (SIGINT/SIGTERM) leaves its duplicates to the next run,
+// also when the only change since is a new copy (the incremental path).
+TEST_F(CatalogTest, RunStoppedBeforeItsDedupeLeavesTheRestToTheNextRun) {
+  std::atomic<bool> stop{true};
+  JobOptions o;
+  o.paths = {path("tree")};
+  o.recursive = o.dedupe = true;
+  o.hashfile = hashfile_;
+  o.stop = &stop;
+  auto stopped = run_job(o);
+  ASSERT_EQ(stopped.filesystems.size(), 1u);
+  EXPECT_TRUE(stopped.stopped);
+  EXPECT_EQ(stopped.filesystems[0].dedupe.bytes_deduped, 0u);
+  sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/f5 tree/f5-late && sync");
+  auto r = run();
+  EXPECT_FALSE(fs0(r).catalog.incremental);
+  EXPECT_EQ(fs0(r).dedupe.bytes_deduped, 210000u + 350000u);  // f3's copy and f5's
+  EXPECT_TRUE(fs0(run()).catalog.unchanged);
 }
 
 TEST_F(CatalogTest, NewCopyIsMatchedAgainstCataloguedFilesOnly) {
