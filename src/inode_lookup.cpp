@@ -2,10 +2,6 @@
 
 #include <linux/btrfs_tree.h>
 
-#include <algorithm>
-#include <atomic>
-#include <thread>
-
 #include "btrfs/tree_search.h"
 
 namespace btrdedupe {
@@ -35,34 +31,6 @@ void add_extent(uint64_t file_offset, const btrfs::FileExtentItem& fe, InodeStat
 }
 
 }  // namespace
-
-void warm_inode_metadata(int fd, const std::vector<std::pair<uint64_t, uint64_t>>& inodes,
-                         unsigned threads) {
-  // A handful of lookups is not worth the threads.
-  constexpr size_t kMinInodes = 32, kBatch = 16;
-  if (threads < 2 || inodes.size() < kMinInodes) return;
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t at; (at = next.fetch_add(kBatch)) < inodes.size();) {
-      const size_t end = std::min(inodes.size(), at + kBatch);
-      for (size_t i = at; i < end; ++i) {
-        btrfs::SearchKey key;
-        key.tree_id = inodes[i].first;
-        key.min_objectid = key.max_objectid = inodes[i].second;
-        key.min_type = BTRFS_INODE_ITEM_KEY;
-        key.max_type = BTRFS_EXTENT_DATA_KEY;
-        btrfs::TreeSearch search(fd, key, 16 * 1024);
-        for (;;) {
-          auto item = search.next();
-          if (!item || !*item) break;
-        }
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
-  for (auto& t : pool) t.join();
-}
 
 btrfs::Result<std::optional<InodeState>> SubvolumeInodes::read(uint64_t inode, bool with_extents) {
   btrfs::SearchKey key;

@@ -7,7 +7,6 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "btrfs/items.h"
@@ -24,14 +23,6 @@ struct InodeState {
   std::vector<FileExtent> extents;
   PassedOver passed_over;
 };
-
-// Reads the tree blocks holding `inodes` (subvolume, inode; sorted) into the page cache with
-// `threads` concurrent targeted searches, results dropped. The lookups an incremental run
-// then makes one by one hit cached blocks instead of waiting for one cold read after
-// another: their cost is latency, and several requests in flight hide it. Errors are left
-// to those lookups to report.
-void warm_inode_metadata(int fd, const std::vector<std::pair<uint64_t, uint64_t>>& inodes,
-                         unsigned threads);
 
 class SubvolumeInodes {
  public:
