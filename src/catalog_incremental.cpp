@@ -17,9 +17,6 @@ namespace {
 using Outcome = IncrementalScan::Outcome;
 
 constexpr int64_t kClockMarginSeconds = 300;
-// Concurrent searches that read the changed files' and candidates' tree blocks ahead of
-// the lookups (inode_lookup.h): metadata reads are latency-bound, not CPU-bound.
-constexpr unsigned kMetadataWarmers = 4;
 
 bool same_state(const CatalogFile& row, const btrfs::InodeItem& item) {
   return row.size == item.size && row.flags == item.flags &&
@@ -115,12 +112,6 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult
           changed.emplace_back(inode, false);
         });
     if (!found) return found.error();
-    {
-      std::vector<std::pair<uint64_t, uint64_t>> files;
-      for (const auto& [inode, is_directory] : changed)
-        if (!is_directory) files.emplace_back(sv.id, inode);
-      warm_inode_metadata(incremental_->fd(), files, kMetadataWarmers);
-    }
     std::vector<uint64_t> directories;
     for (const auto& [inode, is_directory] : changed) {
       if (is_directory) {
@@ -226,8 +217,6 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   const auto snapshots = incremental_->folds_readonly_aliases()
                              ? readonly_snapshots(scan)
                              : std::unordered_map<uint64_t, std::vector<uint64_t>>{};
-  warm_inode_metadata(incremental_->fd(), {candidates.begin(), candidates.end()},
-                      kMetadataWarmers);
   for (const auto& [subvolume, inode] : candidates) {
     const FileKey key{subvolume, inode};
     if (!scanned.count(subvolume)) continue;
