@@ -99,7 +99,9 @@ class CatalogSession {
   std::string first_path_;
   std::unordered_map<uint64_t, uint64_t> generations_at_start_;
   uint64_t block_size_ = 128 * 1024;
-  std::unordered_map<FileKey, CatalogFile, FileKeyHash> known_;
+  bool writing_ = false;  // the run's transaction is open (a full run opens it to fingerprint)
+
+  // Incremental runs keep their rows until record() (few: the changed files).
   std::unordered_map<FileKey, Fingerprinted, FileKeyHash> fingerprinted_;
 
   // Incremental runs (src/catalog_incremental.cpp).
