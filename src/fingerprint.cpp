@@ -25,27 +25,51 @@ bool is_wanted(const std::vector<bool>* wanted, uint32_t file) {
   return !wanted || (*wanted)[file];
 }
 
-// The physical extents referenced by wanted files (all files when wanted is null).
-std::vector<ExtentSums> physical_extents(const ScanResult& scan, const std::vector<bool>* wanted) {
+// The physical extents referenced by wanted files (all files when wanted is null), and
+// the buffers their sums point into.
+struct PhysicalExtents {
+  std::vector<ExtentSums> extents;
+  std::vector<uint8_t> sums, known;
+};
+
+PhysicalExtents physical_extents(const ScanResult& scan, const std::vector<bool>* wanted) {
   const uint32_t ss = scan.fs.sectorsize;
   const uint16_t cs = scan.fs.csum_size;
-  std::vector<ExtentSums> out;
   const auto& ex = scan.extents;
-  for (size_t i = 0; i < ex.size();) {
-    ExtentSums e;
-    e.first_ref = i;
-    e.disk_bytenr = ex[i].disk_bytenr;
-    e.compressed = ex[i].compression != btrfs::Compression::None;
-    for (; i < ex.size() && ex[i].disk_bytenr == e.disk_bytenr; ++i)
-      e.sectors = std::max(e.sectors, div_up(ex[i].extent_offset + ex[i].length, ss));
-    e.end_ref = i;
-    bool any = false;
-    for (size_t r = e.first_ref; r < e.end_ref && !any; ++r) any = is_wanted(wanted, ex[r].file);
-    if (!any) continue;
-    e.sums.assign(e.sectors * cs, 0);
-    e.known.assign(e.sectors, false);
-    out.push_back(std::move(e));
-  }
+  // Two passes: the first sizes the vector exactly (growth by doubling left up to half of
+  // it unused at the fingerprint phase's peak).
+  auto each = [&](auto&& take) {
+    for (size_t i = 0; i < ex.size();) {
+      ExtentSums e;
+      e.first_ref = i;
+      e.disk_bytenr = ex[i].disk_bytenr;
+      e.compressed = ex[i].compression != btrfs::Compression::None;
+      for (; i < ex.size() && ex[i].disk_bytenr == e.disk_bytenr; ++i)
+        e.sectors = std::max(e.sectors, div_up(ex[i].extent_offset + ex[i].length, ss));
+      e.end_ref = i;
+      bool any = false;
+      for (size_t r = e.first_ref; r < e.end_ref && !any; ++r)
+        any = is_wanted(wanted, ex[r].file);
+      if (any) take(e);
+    }
+  };
+  size_t count = 0;
+  uint64_t sectors = 0;
+  each([&](const ExtentSums& e) {
+    ++count;
+    sectors += e.sectors;
+  });
+  PhysicalExtents out;
+  out.extents.reserve(count);
+  out.sums.assign(sectors * cs, 0);
+  out.known.assign(sectors, 0);
+  uint64_t at = 0;
+  each([&](ExtentSums& e) {
+    e.sums = out.sums.data() + at * cs;
+    e.known = out.known.data() + at;
+    at += e.sectors;
+    out.extents.push_back(e);
+  });
   return out;
 }
 
@@ -122,7 +146,8 @@ btrfs::Result<FingerprintResult> fingerprint(
   if (scan.roots.empty()) return out;
   auto dir = btrfs::Fd::open(scan.roots[0].path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   if (!dir) return dir.error();
-  auto extents = physical_extents(scan, wanted);
+  auto physical = physical_extents(scan, wanted);
+  auto& extents = physical.extents;
   if (auto ok = sums_from_csum_tree(dir->get(), scan, extents, st); !ok) return ok.error();
 
   // Extents whose every referenced sector came from the csum tree are done; the rest are
