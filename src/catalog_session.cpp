@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "btrfs/fd.h"
+#include "src/heap_release.h"
 #include "btrfs/fs_info.h"
 #include "btrfs/subvolume.h"
 #include "src/content_hash.h"
@@ -86,16 +87,8 @@ uint64_t mix(uint64_t x) {  // splitmix64's finalizer
   return x ^ (x >> 31);
 }
 
-// The (inode, size, mtime) states of a subvolume's files, as a digest that does not depend
-// on their order: two scans compare without a copy of either's states (a set of 157k
-// tuples each was ~10 MB at the peak).
-struct StateDigest {
-  uint64_t count = 0, sum = 0, xored = 0;
-  bool operator==(const StateDigest&) const = default;
-};
-
-std::unordered_map<uint64_t, StateDigest> file_states(const ScanResult& scan) {
-  std::unordered_map<uint64_t, StateDigest> out;
+std::unordered_map<uint64_t, FileStateDigest> file_states(const ScanResult& scan) {
+  std::unordered_map<uint64_t, FileStateDigest> out;
   for (const auto& f : scan.files) {
     const uint64_t h =
         mix(f.inode ^ mix(f.size ^ mix(static_cast<uint64_t>(mtime_ns(f)))));
@@ -193,6 +186,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   stats.used = true;
   read_threads_ = threads;
   if (incremental_) return fingerprint_incremental(scan, stats);
+  states_at_scan_ = file_states(scan);
   const uint32_t n = static_cast<uint32_t>(scan.files.size());
   // The scan's files in the order of the catalog's primary key (SQLite compares signed),
   // so that its rows stream through a merge instead of being loaded into a map.
@@ -234,7 +228,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
     else
       ++stats.files_known;
   }
-  has_row = {};
+  free_storage(has_row);
   stats.stale_rows = stale.size();  // removed now, in the run's transaction
   const bool other_rows = rows > stale.size();
 
@@ -244,7 +238,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   writing_ = true;
   for (const auto& key : stale)
     if (auto ok = catalog_->remove_file(key); !ok) return ok.error();
-  stale = {};
+  free_storage(stale);
   // Rows keep the directory of their file's first name: a later incremental run finds
   // deleted files through the directories that changed. Changed files get a new row.
   for (uint32_t i : moved)
@@ -253,7 +247,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
                                          scan.files[i].parent);
           !ok)
         return ok.error();
-  moved = {};
+  free_storage(moved);
 
   auto fp = btrdedupe::fingerprint(scan, {}, &changed, read_threads_);
   if (!fp) return fp.error();
@@ -314,7 +308,8 @@ btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanRes
     if (fd) ::syncfs(fd->get());
     auto now = generations_now(first_path_);
     if (now) {
-      const auto before_states = file_states(scan), after_states = file_states(*after);
+      const auto& before_states = states_at_scan_;
+      const auto after_states = file_states(*after);
       for (auto& [id, gen] : gens) {
         auto b = before_states.find(id);
         auto a = after_states.find(id);
