@@ -131,7 +131,7 @@ btrfs::Result<void> sums_from_csum_tree(int fd, const ScanResult& scan,
 }  // namespace
 
 bool FileSums::complete() const {
-  return std::all_of(known.begin(), known.end(), [](bool k) { return k; });
+  return std::all_of(known.begin(), known.end(), [](uint8_t k) { return k != 0; });
 }
 
 btrfs::Result<FingerprintResult> fingerprint(
@@ -179,25 +179,27 @@ btrfs::Result<FingerprintResult> fingerprint(
   if (on_progress) read_progress = [&](uint64_t bytes) { on_progress(done + bytes); };
   read_extent_sums(scan, extents, to_read, threads, read_progress, st);
 
+  // Files without a regular extent (inline, holes only; a third of a source tree) and
+  // unwanted files are left empty: unknown, never matched, and not worth two allocations
+  // each.
   out.files.resize(scan.files.size());
-  for (uint32_t i = 0; i < scan.files.size(); ++i) {
-    if (!is_wanted(wanted, i)) continue;  // left empty: unknown, never matched
-    const uint64_t sectors = div_up(scan.files[i].size, ss);
-    out.files[i].sums.assign(sectors * cs, 0);
-    out.files[i].known.assign(sectors, false);
-  }
   for (const auto& e : extents) {
     for (size_t r = e.first_ref; r < e.end_ref; ++r) {
       const FileExtent& ref = scan.extents[r];
       if (!is_wanted(wanted, ref.file)) continue;
       FileSums& fsums = out.files[ref.file];
+      if (fsums.known.empty()) {
+        const uint64_t sectors = div_up(scan.files[ref.file].size, ss);
+        fsums.sums.assign(sectors * cs, 0);
+        fsums.known.assign(sectors, 0);
+      }
       const uint64_t first_file_sector = ref.file_offset / ss;
       const uint64_t n = div_up(ref.length, ss);
       for (uint64_t k = 0; k < n; ++k) {
         const uint64_t fs_sector = first_file_sector + k, ex_sector = ref.extent_offset / ss + k;
         if (fs_sector >= fsums.known.size() || !e.known[ex_sector]) continue;
         std::memcpy(&fsums.sums[fs_sector * cs], &e.sums[ex_sector * cs], cs);
-        fsums.known[fs_sector] = true;
+        fsums.known[fs_sector] = 1;
       }
     }
   }
