@@ -277,6 +277,14 @@ std::unordered_map<FileKey, CatalogFile, FileKeyHash> Catalog::files() const {
   return out;
 }
 
+void Catalog::for_each_file(
+    const std::function<void(const FileKey&, const CatalogFile&)>& fn) const {
+  // The primary key's order: a walk of the table, no sort.
+  Stmt s(prepare("SELECT subvolume, inode, size, mtime_ns, flags, whole_hash, parent FROM files "
+                 "ORDER BY subvolume, inode"));
+  while (s && s.row()) fn({as_uint(s.col(0)), as_uint(s.col(1))}, row_of(s, 2));
+}
+
 std::optional<CatalogFile> Catalog::file(const FileKey& key) const {
   Stmt s(cached("SELECT size, mtime_ns, flags, whole_hash, parent FROM files "
                 "WHERE subvolume = ? AND inode = ?"),

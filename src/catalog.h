@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -103,6 +104,9 @@ class Catalog {
   // Subvolume id -> generation it was completely scanned at.
   std::unordered_map<uint64_t, uint64_t> subvolume_generations() const;
   std::unordered_map<FileKey, CatalogFile, FileKeyHash> files() const;
+  // Every row, in key order (subvolume, inode): a run merges them against its scan without
+  // holding them. `fn` must not update the catalog.
+  void for_each_file(const std::function<void(const FileKey&, const CatalogFile&)>& fn) const;
   // Files whose whole content hash is `hash` / that hold a block with hash `hash`.
   std::vector<FileKey> files_with_hash(uint64_t hash) const;
   std::vector<FileKey> files_with_block(uint64_t hash) const;

@@ -7,11 +7,12 @@
 #include <cinttypes>
 #include <cstdio>
 #include <algorithm>
-#include <set>
+#include <numeric>
 #include <sstream>
-#include <tuple>
+#include <utility>
 
 #include "btrfs/fd.h"
+#include "src/heap_release.h"
 #include "btrfs/fs_info.h"
 #include "btrfs/subvolume.h"
 #include "src/content_hash.h"
@@ -80,11 +81,22 @@ bool same_state(const CatalogFile& row, const ScannedFile& f) {
   return row.size == f.size && row.mtime_ns == mtime_ns(f) && row.flags == f.inode_flags;
 }
 
-// Per subvolume: the (inode -> size, mtime) of its scanned files.
-std::unordered_map<uint64_t, std::set<std::tuple<uint64_t, uint64_t, int64_t>>> file_states(
-    const ScanResult& scan) {
-  std::unordered_map<uint64_t, std::set<std::tuple<uint64_t, uint64_t, int64_t>>> out;
-  for (const auto& f : scan.files) out[f.subvolume].emplace(f.inode, f.size, mtime_ns(f));
+uint64_t mix(uint64_t x) {  // splitmix64's finalizer
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+std::unordered_map<uint64_t, FileStateDigest> file_states(const ScanResult& scan) {
+  std::unordered_map<uint64_t, FileStateDigest> out;
+  for (const auto& f : scan.files) {
+    const uint64_t h =
+        mix(f.inode ^ mix(f.size ^ mix(static_cast<uint64_t>(mtime_ns(f)))));
+    auto& d = out[f.subvolume];
+    ++d.count;
+    d.sum += h;
+    d.xored ^= mix(h + 0x9E3779B97F4A7C15ULL);
+  }
   return out;
 }
 
@@ -178,58 +190,107 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   stats.used = true;
   read_threads_ = threads;
   if (incremental_) return fingerprint_incremental(scan, stats);
-  known_ = catalog_->files();
-  std::unordered_map<FileKey, uint32_t, FileKeyHash> index;
-  std::vector<bool> has_extents(scan.files.size(), false);
+  states_at_scan_ = file_states(scan);
+  const uint32_t n = static_cast<uint32_t>(scan.files.size());
+  // The scan's files in the order of the catalog's primary key (SQLite compares signed),
+  // so that its rows stream through a merge instead of being loaded into a map.
+  auto key_of = [&](uint32_t i) {
+    return std::pair<int64_t, int64_t>(static_cast<int64_t>(scan.files[i].subvolume),
+                                       static_cast<int64_t>(scan.files[i].inode));
+  };
+  std::vector<uint32_t> by_key(n);
+  std::iota(by_key.begin(), by_key.end(), 0u);
+  std::sort(by_key.begin(), by_key.end(),
+            [&](uint32_t x, uint32_t y) { return key_of(x) < key_of(y); });
+  std::vector<bool> has_extents(n, false);
   for (const auto& e : scan.extents) has_extents[e.file] = true;
-  std::vector<bool> changed(scan.files.size(), false);
-  for (uint32_t i = 0; i < scan.files.size(); ++i) {
-    const auto& f = scan.files[i];
-    index[{f.subvolume, f.inode}] = i;
-    if (!has_extents[i]) continue;
-    auto row = known_.find({f.subvolume, f.inode});
-    if (!rescan_all_ && row != known_.end() && same_state(row->second, f)) {
-      ++stats.files_known;
-    } else {
-      changed[i] = true;
-      ++stats.files_changed;
+  std::vector<bool> changed(n, false), has_row(n, false);
+  std::vector<FileKey> stale;     // rows of files gone from the scan
+  std::vector<uint32_t> moved;    // files whose row names another directory
+  uint64_t rows = 0;
+  size_t next = 0;
+  catalog_->for_each_file([&](const FileKey& key, const CatalogFile& row) {
+    ++rows;
+    const std::pair<int64_t, int64_t> k(static_cast<int64_t>(key.subvolume),
+                                        static_cast<int64_t>(key.inode));
+    while (next < n && key_of(by_key[next]) < k) ++next;
+    bool found = false;
+    for (size_t j = next; j < n && key_of(by_key[j]) == k; ++j) {
+      const uint32_t i = by_key[j];
+      const auto& f = scan.files[i];
+      found = has_row[i] = true;
+      if (has_extents[i] && !same_state(row, f)) changed[i] = true;
+      if (f.parent && row.parent != f.parent) moved.push_back(i);
     }
+    if (!found) stale.push_back(key);
+  });
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!has_extents[i]) continue;
+    if (!has_row[i] || rescan_all_) changed[i] = true;
+    if (changed[i])
+      ++stats.files_changed;
+    else
+      ++stats.files_known;
   }
-  for (const auto& [key, row] : known_)
-    if (!index.count(key)) ++stats.stale_rows;  // removed at record()
+  free_storage(has_row);
+  stats.stale_rows = stale.size();  // removed now, in the run's transaction
+  const bool other_rows = rows > stale.size();
+
+  // The run's updates go to the catalog as they are made, in one transaction that record()
+  // commits: a run that fails or stops before it leaves the catalog as it was.
+  if (auto ok = catalog_->begin(); !ok) return ok.error();
+  writing_ = true;
+  for (const auto& key : stale)
+    if (auto ok = catalog_->remove_file(key); !ok) return ok.error();
+  free_storage(stale);
+  // Rows keep the directory of their file's first name: a later incremental run finds
+  // deleted files through the directories that changed. Changed files get a new row.
+  for (uint32_t i : moved)
+    if (!changed[i])
+      if (auto ok = catalog_->set_parent({scan.files[i].subvolume, scan.files[i].inode},
+                                         scan.files[i].parent);
+          !ok)
+        return ok.error();
+  free_storage(moved);
+
   auto fp = btrdedupe::fingerprint(scan, {}, &changed, read_threads_);
   if (!fp) return fp.error();
 
-  // Rows for the changed files, and the known files that may hold the same content.
+  // Rows for the changed files, and the known files that may hold the same content. A
+  // lookup may return a changed file's new row: changed files are never candidates.
   const uint32_t ss = scan.fs.sectorsize;
   const uint16_t cs = scan.fs.csum_size;
-  std::vector<bool> candidate(scan.files.size(), false);
-  auto consider = [&](const std::vector<FileKey>& keys) {
-    for (const auto& k : keys) {
-      auto it = index.find(k);
-      if (it != index.end() && !changed[it->second]) candidate[it->second] = true;
+  std::vector<bool> candidate(n, false);
+  auto mark = [&](const std::vector<FileKey>& keys) {
+    for (const auto& key : keys) {
+      const std::pair<int64_t, int64_t> k(static_cast<int64_t>(key.subvolume),
+                                          static_cast<int64_t>(key.inode));
+      auto it = std::lower_bound(by_key.begin(), by_key.end(), k,
+                                 [&](uint32_t i, const auto& v) { return key_of(i) < v; });
+      for (; it != by_key.end() && key_of(*it) == k; ++it)
+        if (!changed[*it]) candidate[*it] = true;
     }
   };
-  for (uint32_t i = 0; i < scan.files.size(); ++i) {
+  for (uint32_t i = 0; i < n; ++i) {
     if (!changed[i]) continue;
     const auto& f = scan.files[i];
     const FileSums& sums = fp->files[i];
-    Fingerprinted entry;
-    entry.row = {f.size, mtime_ns(f), f.inode_flags,
-                 whole_file_hash(sums, f.size, cs, f.nodatasum()), f.parent};
-    entry.blocks = block_hashes(sums, f.size, ss, cs, block_size_, f.nodatasum());
-    if (!known_.empty()) {
-      if (entry.row.whole_hash) consider(catalog_->files_with_hash(*entry.row.whole_hash));
-      for (uint64_t h : entry.blocks)
-        if (h) consider(catalog_->files_with_block(h));
+    const CatalogFile row{f.size, mtime_ns(f), f.inode_flags,
+                          whole_file_hash(sums, f.size, cs, f.nodatasum()), f.parent};
+    const auto blocks = block_hashes(sums, f.size, ss, cs, block_size_, f.nodatasum());
+    if (other_rows) {
+      if (row.whole_hash) mark(catalog_->files_with_hash(*row.whole_hash));
+      for (uint64_t h : blocks)
+        if (h) mark(catalog_->files_with_block(h));
     }
-    fingerprinted_[{f.subvolume, f.inode}] = std::move(entry);
+    if (auto ok = catalog_->put_file({f.subvolume, f.inode}, row, blocks); !ok)
+      return ok.error();
   }
   stats.candidates = static_cast<uint64_t>(std::count(candidate.begin(), candidate.end(), true));
   if (stats.candidates == 0) return fp;
   auto more = btrdedupe::fingerprint(scan, {}, &candidate, read_threads_);
   if (!more) return more.error();
-  for (uint32_t i = 0; i < scan.files.size(); ++i)
+  for (uint32_t i = 0; i < n; ++i)
     if (candidate[i]) fp->files[i] = std::move(more->files[i]);
   add_stats(fp->stats, more->stats);
   return fp;
@@ -238,10 +299,9 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
 btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanResult* after,
                                            const RunRecord& run) {
   if (incremental_) return record_incremental(scan, after, run);
-  if (scan.roots.empty()) {  // nothing changed, nothing was read: only the run is new
+  if (!writing_) {  // nothing changed, nothing was read: only the run is new
     if (auto ok = catalog_->begin(); !ok) return ok;
-    if (auto ok = catalog_->add_run(run); !ok) return ok;
-    return catalog_->commit();
+    writing_ = true;
   }
   std::unordered_map<uint64_t, uint64_t> gens;
   for (const auto& sv : scan.subvolumes) gens[sv.id] = generations_at_start_[sv.id];
@@ -252,7 +312,8 @@ btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanRes
     if (fd) ::syncfs(fd->get());
     auto now = generations_now(first_path_);
     if (now) {
-      const auto before_states = file_states(scan), after_states = file_states(*after);
+      const auto& before_states = states_at_scan_;
+      const auto after_states = file_states(*after);
       for (auto& [id, gen] : gens) {
         auto b = before_states.find(id);
         auto a = after_states.find(id);
@@ -262,27 +323,12 @@ btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanRes
       }
     }
   }
-  std::set<std::pair<uint64_t, uint64_t>> present;
-  for (const auto& f : scan.files) present.emplace(f.subvolume, f.inode);
-
-  if (auto ok = catalog_->begin(); !ok) return ok;
-  for (const auto& [key, entry] : fingerprinted_)
-    if (auto ok = catalog_->put_file(key, entry.row, entry.blocks); !ok) return ok;
-  for (const auto& [key, row] : known_)
-    if (!present.count({key.subvolume, key.inode}))
-      if (auto ok = catalog_->remove_file(key); !ok) return ok;
-  // Rows keep the directory of their file's first name: a later incremental run finds
-  // deleted files through the directories that changed.
-  for (const auto& f : scan.files) {
-    const FileKey key{f.subvolume, f.inode};
-    auto row = known_.find(key);
-    if (f.parent && row != known_.end() && row->second.parent != f.parent &&
-        !fingerprinted_.count(key))
-      if (auto ok = catalog_->set_parent(key, f.parent); !ok) return ok;
+  if (!scan.roots.empty()) {
+    if (auto ok = catalog_->set_subvolume_generations(gens); !ok) return ok;
+    if (auto ok = catalog_->set_pending(!run.complete); !ok) return ok;
   }
-  if (auto ok = catalog_->set_subvolume_generations(gens); !ok) return ok;
-  if (auto ok = catalog_->set_pending(!run.complete); !ok) return ok;
   if (auto ok = catalog_->add_run(run); !ok) return ok;
+  writing_ = false;
   return catalog_->commit();
 }
 

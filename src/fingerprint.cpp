@@ -25,27 +25,51 @@ bool is_wanted(const std::vector<bool>* wanted, uint32_t file) {
   return !wanted || (*wanted)[file];
 }
 
-// The physical extents referenced by wanted files (all files when wanted is null).
-std::vector<ExtentSums> physical_extents(const ScanResult& scan, const std::vector<bool>* wanted) {
+// The physical extents referenced by wanted files (all files when wanted is null), and
+// the buffers their sums point into.
+struct PhysicalExtents {
+  std::vector<ExtentSums> extents;
+  std::vector<uint8_t> sums, known;
+};
+
+PhysicalExtents physical_extents(const ScanResult& scan, const std::vector<bool>* wanted) {
   const uint32_t ss = scan.fs.sectorsize;
   const uint16_t cs = scan.fs.csum_size;
-  std::vector<ExtentSums> out;
   const auto& ex = scan.extents;
-  for (size_t i = 0; i < ex.size();) {
-    ExtentSums e;
-    e.first_ref = i;
-    e.disk_bytenr = ex[i].disk_bytenr;
-    e.compressed = ex[i].compression != btrfs::Compression::None;
-    for (; i < ex.size() && ex[i].disk_bytenr == e.disk_bytenr; ++i)
-      e.sectors = std::max(e.sectors, div_up(ex[i].extent_offset + ex[i].length, ss));
-    e.end_ref = i;
-    bool any = false;
-    for (size_t r = e.first_ref; r < e.end_ref && !any; ++r) any = is_wanted(wanted, ex[r].file);
-    if (!any) continue;
-    e.sums.assign(e.sectors * cs, 0);
-    e.known.assign(e.sectors, false);
-    out.push_back(std::move(e));
-  }
+  // Two passes: the first sizes the vector exactly (growth by doubling left up to half of
+  // it unused at the fingerprint phase's peak).
+  auto each = [&](auto&& take) {
+    for (size_t i = 0; i < ex.size();) {
+      ExtentSums e;
+      e.first_ref = i;
+      e.disk_bytenr = ex[i].disk_bytenr;
+      e.compressed = ex[i].compression != btrfs::Compression::None;
+      for (; i < ex.size() && ex[i].disk_bytenr == e.disk_bytenr; ++i)
+        e.sectors = std::max(e.sectors, div_up(ex[i].extent_offset + ex[i].length, ss));
+      e.end_ref = i;
+      bool any = false;
+      for (size_t r = e.first_ref; r < e.end_ref && !any; ++r)
+        any = is_wanted(wanted, ex[r].file);
+      if (any) take(e);
+    }
+  };
+  size_t count = 0;
+  uint64_t sectors = 0;
+  each([&](const ExtentSums& e) {
+    ++count;
+    sectors += e.sectors;
+  });
+  PhysicalExtents out;
+  out.extents.reserve(count);
+  out.sums.assign(sectors * cs, 0);
+  out.known.assign(sectors, 0);
+  uint64_t at = 0;
+  each([&](ExtentSums& e) {
+    e.sums = out.sums.data() + at * cs;
+    e.known = out.known.data() + at;
+    at += e.sectors;
+    out.extents.push_back(e);
+  });
   return out;
 }
 
@@ -107,7 +131,7 @@ btrfs::Result<void> sums_from_csum_tree(int fd, const ScanResult& scan,
 }  // namespace
 
 bool FileSums::complete() const {
-  return std::all_of(known.begin(), known.end(), [](bool k) { return k; });
+  return std::all_of(known.begin(), known.end(), [](uint8_t k) { return k != 0; });
 }
 
 btrfs::Result<FingerprintResult> fingerprint(
@@ -122,7 +146,8 @@ btrfs::Result<FingerprintResult> fingerprint(
   if (scan.roots.empty()) return out;
   auto dir = btrfs::Fd::open(scan.roots[0].path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   if (!dir) return dir.error();
-  auto extents = physical_extents(scan, wanted);
+  auto physical = physical_extents(scan, wanted);
+  auto& extents = physical.extents;
   if (auto ok = sums_from_csum_tree(dir->get(), scan, extents, st); !ok) return ok.error();
 
   // Extents whose every referenced sector came from the csum tree are done; the rest are
@@ -154,25 +179,27 @@ btrfs::Result<FingerprintResult> fingerprint(
   if (on_progress) read_progress = [&](uint64_t bytes) { on_progress(done + bytes); };
   read_extent_sums(scan, extents, to_read, threads, read_progress, st);
 
+  // Files without a regular extent (inline, holes only; a third of a source tree) and
+  // unwanted files are left empty: unknown, never matched, and not worth two allocations
+  // each.
   out.files.resize(scan.files.size());
-  for (uint32_t i = 0; i < scan.files.size(); ++i) {
-    if (!is_wanted(wanted, i)) continue;  // left empty: unknown, never matched
-    const uint64_t sectors = div_up(scan.files[i].size, ss);
-    out.files[i].sums.assign(sectors * cs, 0);
-    out.files[i].known.assign(sectors, false);
-  }
   for (const auto& e : extents) {
     for (size_t r = e.first_ref; r < e.end_ref; ++r) {
       const FileExtent& ref = scan.extents[r];
       if (!is_wanted(wanted, ref.file)) continue;
       FileSums& fsums = out.files[ref.file];
+      if (fsums.known.empty()) {
+        const uint64_t sectors = div_up(scan.files[ref.file].size, ss);
+        fsums.sums.assign(sectors * cs, 0);
+        fsums.known.assign(sectors, 0);
+      }
       const uint64_t first_file_sector = ref.file_offset / ss;
       const uint64_t n = div_up(ref.length, ss);
       for (uint64_t k = 0; k < n; ++k) {
         const uint64_t fs_sector = first_file_sector + k, ex_sector = ref.extent_offset / ss + k;
         if (fs_sector >= fsums.known.size() || !e.known[ex_sector]) continue;
         std::memcpy(&fsums.sums[fs_sector * cs], &e.sums[ex_sector * cs], cs);
-        fsums.known[fs_sector] = true;
+        fsums.known[fs_sector] = 1;
       }
     }
   }

@@ -21,7 +21,9 @@ namespace btrdedupe {
 // One file's content as a sequence of sector checksums.
 struct FileSums {
   std::vector<uint8_t> sums;  // sectors * csum_size bytes
-  std::vector<bool> known;    // per sector: false for holes, prealloc, inline, unreadable
+  // Per sector: 0 for holes, prealloc, inline, unreadable. Bytes rather than a
+  // vector<bool>: its 40-byte header, once per scanned file, cost more than the bits save.
+  std::vector<uint8_t> known;
   bool complete() const;
 };
 

@@ -16,4 +16,11 @@ void limit_heap_arenas();
 // Returns the heap's free pages to the system.
 void release_free_heap();
 
+// Frees a container's storage. `v = {}` does not: for a vector it picks the
+// initializer-list assignment, which empties it and keeps its capacity.
+template <class Container>
+void free_storage(Container& c) {
+  Container().swap(c);
+}
+
 }  // namespace btrdedupe

@@ -195,7 +195,10 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   const auto usage_before = subvolume_usage(scan);
   plan = {};
   scan.paths = {};
-  scan.extents = {};
+  free_storage(scan.extents);
+  // A full run's catalog took its files' states at fingerprint(): their 11 MB for P need
+  // not sit beside the confirmation's. An incremental run re-reads exactly these files.
+  if (!(catalog && catalog->incremental())) free_storage(scan.files);
   release_free_heap();
 
   // Confirm from the tree: what shares storage now, not what the calls reported.
@@ -215,7 +218,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   }
   r.after = summarize_sharing(after->extents);
   const auto usage_after = subvolume_usage(*after);
-  after->extents = {};
+  free_storage(after->extents);
   release_free_heap();
   fill_per_subvolume(scan, usage_before, &usage_after, planned, r);
   record_in_catalog(catalog, scan, &*after, r);

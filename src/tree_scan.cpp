@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "btrfs/fd.h"
+#include "src/heap_release.h"
 #include "btrfs/tree_search.h"
 
 namespace btrdedupe {
@@ -388,7 +389,7 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
   const bool may_fold = options.fold_readonly_aliases &&
                         std::any_of(all.begin(), all.end(), [](const auto& s) { return s.readonly; });
   LayoutIndex layouts;
-  // Without keep_paths the names still decide membership and exclusion: built, then dropped.
+  // Without keep_paths only nested subvolumes' nodes go here (files get none), then dropped.
   PathTable scratch;
   PathTable& table = options.keep_paths ? out.paths : scratch;
   while (!queue.empty()) {
@@ -483,17 +484,23 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
         p.hole_bytes += piece.length;
       }
     }
-    file_of = {};
+    free_storage(file_of);
     const bool readonly = std::any_of(all.begin(), all.end(), [&](const btrfs::Subvolume& s) {
       return s.id == work.subvol && s.readonly;
     });
     if (may_fold) layouts.add(out, first_file, first_extent, readonly);
     // Names only for the files that stayed: a folded snapshot's files leave none behind.
+    // Without keep_paths none at all: a table built to be dropped cost ~4 MB at the peak of
+    // a run that dedupes (its confirmation scan).
+    if (!options.keep_paths || root_is_file) {
+      for (size_t f = first_file; f < out.files.size(); ++f)
+        out.files[f].path_node = PathTable::kRoot;
+      continue;
+    }
     PathBuilder names(*tree, work.top_inode, work.prefix_node, table);
     for (size_t f = first_file; f < out.files.size(); ++f) {
       ScannedFile& file = out.files[f];
-      file.path_node = root_is_file ? PathTable::kRoot : names.node(file.path_node);
-      if (!options.keep_paths) file.path_node = PathTable::kRoot;
+      file.path_node = names.node(file.path_node);
     }
   }
   sort_by_physical_identity(out.extents);
