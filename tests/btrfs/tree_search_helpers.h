@@ -13,6 +13,7 @@
 #include "btrfs/fd.h"
 #include "btrfs/items.h"
 #include "btrfs/tree_search.h"
+#include "tests/btrfs/kernel_test_util.h"
 
 namespace btrdedupe::test {
 
@@ -88,12 +89,6 @@ inline struct stat stat_of(const std::string& path) {
   struct stat st {};
   EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
   return st;
-}
-
-inline btrfs::Fd open_or_fail(const std::string& path, int flags = O_RDONLY) {
-  auto fd = btrfs::Fd::open(path, flags);
-  EXPECT_TRUE(fd.ok()) << (fd.ok() ? "" : fd.error().message());
-  return fd.ok() ? std::move(*fd) : btrfs::Fd();
 }
 
 }  // namespace btrdedupe::test
