@@ -306,9 +306,7 @@ btrfs::Result<void> CatalogSession::record_incremental(const ScanResult& scan,
   std::unordered_map<uint64_t, uint64_t> gens;
   for (const auto& sv : scan.subvolumes) gens[sv.id] = generations_at_start_[sv.id];
   if (after) {
-    auto fd = btrfs::Fd::open(first_path_, O_RDONLY | O_NONBLOCK);
-    if (fd) ::syncfs(fd->get());
-    auto now = generations_now(first_path_);
+    auto now = generations_after_commit();
     if (now)
       for (auto& [id, gen] : gens) {
         auto it = now->find(id);

@@ -111,6 +111,13 @@ btrfs::Result<std::unordered_map<uint64_t, uint64_t>> CatalogSession::generation
   return out;
 }
 
+btrfs::Result<std::unordered_map<uint64_t, uint64_t>> CatalogSession::generations_after_commit()
+    const {
+  auto fd = btrfs::Fd::open(first_path_, O_RDONLY | O_NONBLOCK);
+  if (fd) ::syncfs(fd->get());
+  return generations_now(first_path_);
+}
+
 void CatalogSession::add_stats(FingerprintStats& into, const FingerprintStats& more) {
   into.extents_from_csums += more.extents_from_csums;
   into.bytes_from_csums += more.bytes_from_csums;
@@ -308,9 +315,7 @@ btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanRes
   if (after) {
     // Our own dedupe raised the generations. Take the new ones where nothing else changed
     // during the run; elsewhere keep the old ones, so the next run looks again.
-    auto fd = btrfs::Fd::open(first_path_, O_RDONLY | O_NONBLOCK);
-    if (fd) ::syncfs(fd->get());
-    auto now = generations_now(first_path_);
+    auto now = generations_after_commit();
     if (now) {
       const auto& before_states = states_at_scan_;
       const auto after_states = file_states(*after);

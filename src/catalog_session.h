@@ -104,6 +104,9 @@ class CatalogSession {
                                                   const ScanResult& after);
   static btrfs::Result<std::unordered_map<uint64_t, uint64_t>> generations_now(
       const std::string& path);
+  // The generations once our own dedupe is committed (syncfs first: they only move when a
+  // transaction commits).
+  btrfs::Result<std::unordered_map<uint64_t, uint64_t>> generations_after_commit() const;
   static void add_stats(FingerprintStats& into, const FingerprintStats& more);
   btrfs::Result<void> record_incremental(const ScanResult& scan, const ScanResult* after,
                                          const RunRecord& run);
