@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -77,9 +79,28 @@ struct SubvolumeTree {
   }
 };
 
+void count_passed_over(const PassedOverPiece& piece, PassedOver& p) {
+  if (piece.type == btrfs::FileExtentType::Inline) {
+    ++p.inline_extents;
+    p.inline_bytes += piece.length;
+  } else if (piece.type == btrfs::FileExtentType::Prealloc) {
+    ++p.prealloc_extents;
+    p.prealloc_bytes += piece.length;
+  } else {
+    ++p.hole_extents;
+    p.hole_bytes += piece.length;
+  }
+}
+
+// Called once all of a regular file's items are read, with its regular extents; true drops
+// the file there and then (a read-only snapshot's copy of a file already scanned), so its
+// entry and extents never pile up beside the rest of the scan.
+using DropFile =
+    std::function<bool(const InodeEntry&, const FileExtent* first, const FileExtent* end)>;
+
 // names: keep each inode's name (for paths); without, only the parent links membership needs.
 btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanResult& out,
-                                                 bool names) {
+                                                 bool names, const DropFile& drop = {}) {
   btrfs::SearchKey key;
   key.tree_id = subvol;
   key.min_objectid = BTRFS_FIRST_FREE_OBJECTID;
@@ -97,6 +118,24 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
       e.name_end = static_cast<uint32_t>(tree.names.size());
     }  // else (4 GiB of names in one subvolume): the name is left empty
   };
+  // The last entry and where its extents start: it is complete once another inode's
+  // items begin, and only then can `drop` judge it.
+  size_t open_entry = SIZE_MAX, open_extents = out.extents.size();
+  auto finish_open_entry = [&] {
+    if (!drop || open_entry == SIZE_MAX || open_entry + 1 != tree.inodes.size()) return;
+    const InodeEntry& last = tree.inodes.back();
+    if (!last.is_regular() ||
+        !drop(last, out.extents.data() + open_extents, out.extents.data() + out.extents.size()))
+      return;
+    out.extents.resize(open_extents);
+    while (!tree.passed.empty() && tree.passed.back().entry == open_entry) {
+      count_passed_over(tree.passed.back(), out.passed_over);  // as for a kept file
+      tree.passed.pop_back();
+    }
+    tree.names.resize(open_entry == 0 ? 0 : tree.inodes[open_entry - 1].name_end);
+    tree.inodes.pop_back();
+    open_entry = SIZE_MAX;
+  };
   for (;;) {
     auto next = search.next();
     if (!next) return btrfs::Error{next.error().code, where + ": " + next.error().context};
@@ -106,6 +145,11 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
     if (it.type != BTRFS_INODE_ITEM_KEY && it.type != BTRFS_INODE_REF_KEY &&
         it.type != BTRFS_INODE_EXTREF_KEY && it.type != BTRFS_EXTENT_DATA_KEY)
       continue;  // dir items, xattrs: inside the key box but not needed
+    if (drop && (tree.inodes.empty() || tree.inodes.back().ino != it.objectid)) {
+      finish_open_entry();
+      open_entry = tree.inodes.size();
+      open_extents = out.extents.size();
+    }
     InodeEntry* e = tree.entry_for(it.objectid);
     if (!e) continue;
     const auto entry = static_cast<uint32_t>(tree.inodes.size() - 1);
@@ -141,6 +185,7 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
       }
     }
   }
+  finish_open_entry();
   out.search_calls += search.ioctl_calls();
   return tree;
 }
@@ -251,7 +296,7 @@ class LayoutIndex {
     for (size_t i = 0; i < nfiles; ++i) {
       ScannedFile& f = out.files[first_file + i];
       const bool no_extents = begin[i] == begin[i + 1];
-      const Key key = layout_key(f, out.extents.data() + begin[i],
+      const Key key = layout_key(f.size, f.inode_flags, out.extents.data() + begin[i],
                                  out.extents.data() + begin[i + 1]);
       auto it = known_.find(key);
       if (fold && (no_extents || it != known_.end())) {
@@ -281,6 +326,14 @@ class LayoutIndex {
     out.extents.resize(w);
   }
 
+  // The file already registered with this layout (by an earlier add), if any.
+  std::optional<uint32_t> find(uint64_t size, uint64_t inode_flags, const FileExtent* first,
+                               const FileExtent* end) const {
+    auto it = known_.find(layout_key(size, inode_flags, first, end));
+    if (it == known_.end()) return std::nullopt;
+    return it->second;
+  }
+
  private:
   struct Key {
     uint64_t lo, hi;
@@ -290,8 +343,9 @@ class LayoutIndex {
     size_t operator()(const Key& k) const { return static_cast<size_t>(k.lo); }
   };
 
-  static Key layout_key(const ScannedFile& f, const FileExtent* first, const FileExtent* end) {
-    std::vector<uint64_t> words{f.size, f.inode_flags & btrfs::kInodeNoDataSum};
+  static Key layout_key(uint64_t size, uint64_t inode_flags, const FileExtent* first,
+                        const FileExtent* end) {
+    std::vector<uint64_t> words{size, inode_flags & btrfs::kInodeNoDataSum};
     for (const FileExtent* e = first; e != end; ++e) {
       words.push_back(e->file_offset);
       words.push_back(e->length);
@@ -398,7 +452,30 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
     const std::string& root = out.roots[work.root].path;
     const bool root_is_file = out.roots[work.root].is_file;
     const size_t first_file = out.files.size(), first_extent = out.extents.size();
-    auto tree = read_subvolume_tree(fd, work.subvol, out, options.keep_paths || options.exclude);
+    const bool readonly = std::any_of(all.begin(), all.end(), [&](const btrfs::Subvolume& s) {
+      return s.id == work.subvol && s.readonly;
+    });
+    // A read-only subvolume read whole drops its copies of files already scanned as they
+    // are read: k snapshots then cost no more memory than one. (Excludes and a root inside
+    // the subvolume need every file's path first: those fold after the read, below.)
+    DropFile drop;
+    if (may_fold && readonly && !root_is_file && !options.exclude &&
+        work.top_inode == BTRFS_FIRST_FREE_OBJECTID)
+      drop = [&](const InodeEntry& e, const FileExtent* first, const FileExtent* end) {
+        // Unnamed (an orphan) is not below the root; too small is counted as such below.
+        if (e.parent == 0 || e.size < options.min_file_size) return false;
+        std::optional<uint32_t> twin;
+        if (first != end) {
+          twin = layouts.find(e.size, e.flags, first, end);
+          if (!twin) return false;
+          out.files[*twin].readonly_alias = true;
+          out.readonly_alias_subvolumes.add(*twin, work.subvol);
+        }
+        ++out.passed_over.readonly_aliases;  // a file with no extent: nothing to keep
+        return true;
+      };
+    auto tree = read_subvolume_tree(fd, work.subvol, out, options.keep_paths || options.exclude,
+                                    drop);
     if (!tree) return tree.error();
     for (const auto& sv : all) {
       if (sv.id == work.subvol) out.subvolumes.push_back(sv);
@@ -471,23 +548,9 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
     }
     out.extents.resize(w);
     for (const auto& piece : tree->passed) {
-      if (file_of[piece.entry] == kDropped) continue;
-      auto& p = out.passed_over;
-      if (piece.type == btrfs::FileExtentType::Inline) {
-        ++p.inline_extents;
-        p.inline_bytes += piece.length;
-      } else if (piece.type == btrfs::FileExtentType::Prealloc) {
-        ++p.prealloc_extents;
-        p.prealloc_bytes += piece.length;
-      } else {
-        ++p.hole_extents;
-        p.hole_bytes += piece.length;
-      }
+      if (file_of[piece.entry] != kDropped) count_passed_over(piece, out.passed_over);
     }
     free_storage(file_of);
-    const bool readonly = std::any_of(all.begin(), all.end(), [&](const btrfs::Subvolume& s) {
-      return s.id == work.subvol && s.readonly;
-    });
     if (may_fold) layouts.add(out, first_file, first_extent, readonly);
     // Names only for the files that stayed: a folded snapshot's files leave none behind.
     // Without keep_paths none at all: a table built to be dropped cost ~4 MB at the peak of

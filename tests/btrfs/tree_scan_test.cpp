@@ -96,6 +96,53 @@ TEST_F(TreeScanTest, ManyReadOnlySnapshotsCostNoMoreFiles) {
   EXPECT_EQ(r.subvolumes.size(), 11u);
 }
 
+// A read-only snapshot read whole drops its copies as it is read; with --exclude patterns it
+// folds them after the read instead. Both must give the same scan.
+TEST_F(TreeScanTest, SnapshotCopiesFoldTheSameWhileReadAndAfterTheRead) {
+  sh("cd " + shell_quote(path("")) +
+     " && btrfs -q subvolume create vol && mkdir vol/d && for i in 1 2 3; do"
+     " head -c 70000 /dev/urandom > vol/d/f$i; done && head -c 300 /dev/urandom > vol/inline"
+     " && truncate -s 1M vol/sparse && head -c 8192 /dev/urandom | dd of=vol/sparse bs=4096"
+     " seek=100 conv=notrunc status=none && head -c 5000 /dev/urandom > vol/small"
+     " && btrfs -q subvolume snapshot -r vol snap1"
+     " && head -c 70000 /dev/urandom > vol/later && btrfs -q subvolume snapshot -r vol snap2"
+     " && rm vol/d/f2 && sync");
+  ScanOptions streamed;
+  streamed.min_file_size = 6000;
+  ScanOptions after_read = streamed;
+  after_read.exclude = [](const std::string&, const std::string&) { return false; };
+  auto a = scan_tree(path(""), streamed);
+  auto b = scan_tree(path(""), after_read);
+  ASSERT_TRUE(a.ok() && b.ok());
+  // snap1 and snap2 hold f2, which vol lost: kept once (from snap1), snap2's copy folds.
+  EXPECT_EQ(paths(*a), (std::set<std::string>{"vol/d/f1", "vol/d/f3", "vol/sparse",
+                                              "vol/later", "snap1/d/f2"}));
+  EXPECT_EQ(paths(*a), paths(*b));
+  ASSERT_EQ(a->files.size(), b->files.size());
+  for (size_t i = 0; i < a->files.size(); ++i) {
+    EXPECT_EQ(a->files[i].inode, b->files[i].inode);
+    EXPECT_EQ(a->files[i].subvolume, b->files[i].subvolume);
+    EXPECT_EQ(a->files[i].readonly_alias, b->files[i].readonly_alias) << relative_path(*a, a->files[i]);
+  }
+  ASSERT_EQ(a->extents.size(), b->extents.size());
+  for (size_t i = 0; i < a->extents.size(); ++i) {
+    EXPECT_EQ(a->extents[i].file, b->extents[i].file);
+    EXPECT_EQ(a->extents[i].disk_bytenr, b->extents[i].disk_bytenr);
+  }
+  const PassedOver &pa = a->passed_over, &pb = b->passed_over;
+  EXPECT_EQ(pa.readonly_aliases, pb.readonly_aliases);
+  EXPECT_EQ(pa.readonly_aliases, 8u);  // snap1: f1 f3 sparse; snap2: those, later and f2
+  EXPECT_EQ(pa.inline_extents, pb.inline_extents);
+  EXPECT_EQ(pa.hole_extents, pb.hole_extents);
+  EXPECT_EQ(pa.hole_bytes, pb.hole_bytes);
+  EXPECT_EQ(pa.excluded_files, pb.excluded_files);
+  EXPECT_EQ(pa.excluded_files, 6u);  // small and inline, in vol and both snapshots
+  EXPECT_EQ(b->excluded, 0u);
+  for (size_t i = 0; i < a->files.size(); ++i)
+    EXPECT_EQ(a->readonly_alias_subvolumes.subvolumes_of(static_cast<uint32_t>(i)),
+              b->readonly_alias_subvolumes.subvolumes_of(static_cast<uint32_t>(i)));
+}
+
 TEST_F(TreeScanTest, NestedSubvolumesOnlyWithRecursion) {
   sh("cd " + shell_quote(path("")) +
      " && mkdir top && head -c 20000 /dev/urandom > top/f && btrfs -q subvolume create top/sub"
