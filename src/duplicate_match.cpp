@@ -96,13 +96,18 @@ class MatchContext {
 // Files whose every sector is known and equal: grouped by (size, datasum, sums).
 void match_whole_files(const MatchContext& ctx, uint32_t nfiles, MatchResult& out,
                        std::vector<bool>& in_whole_group) {
-  std::unordered_map<uint64_t, std::vector<uint32_t>> buckets;
-  for (uint32_t f = 0; f < nfiles; ++f) {
-    const auto h = ctx.whole_hash(f);
-    if (h) buckets[*h].push_back(f);
-  }
-  for (auto& [key, files] : buckets) {
-    (void)key;
+  // (hash, file) sorted, not a map of vectors: 16 bytes per file instead of a node and a
+  // vector each (~10 MB for 100k files, at the run's memory peak).
+  std::vector<std::pair<uint64_t, uint32_t>> by_hash;
+  for (uint32_t f = 0; f < nfiles; ++f)
+    if (const auto h = ctx.whole_hash(f)) by_hash.emplace_back(*h, f);
+  std::sort(by_hash.begin(), by_hash.end());
+  std::vector<uint32_t> files;
+  for (size_t run = 0, next = 0; run < by_hash.size(); run = next) {
+    while (next < by_hash.size() && by_hash[next].first == by_hash[run].first) ++next;
+    if (next - run < 2) continue;
+    files.clear();
+    for (size_t i = run; i < next; ++i) files.push_back(by_hash[i].second);
     // A hash bucket may mix contents: split it by exact equality.
     std::vector<bool> taken(files.size(), false);
     for (size_t i = 0; i < files.size(); ++i) {
