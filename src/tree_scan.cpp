@@ -435,13 +435,34 @@ btrfs::Result<ScanResult> scan_subvolumes(const std::string& fs_path,
 
 namespace {
 
+// Whether the scan may reach a read-only subvolume: a queued one, or with recursion one
+// nested (at any depth) below a queued one. A superset is fine: it only costs memory.
+bool may_read_readonly(const std::deque<Work>& queue, const std::vector<btrfs::Subvolume>& all,
+                       bool recursive) {
+  std::unordered_map<uint64_t, uint64_t> parent_of;
+  for (const auto& s : all) parent_of[s.id] = s.parent_id;
+  std::set<uint64_t> queued;
+  for (const auto& w : queue) queued.insert(w.subvol);
+  for (const auto& s : all) {
+    if (!s.readonly) continue;
+    uint64_t id = s.id;
+    for (size_t depth = 0; id != 0 && depth <= all.size(); ++depth) {
+      if (queued.count(id)) return true;
+      if (!recursive) break;
+      auto up = parent_of.find(id);
+      id = up == parent_of.end() ? 0 : up->second;
+    }
+  }
+  return false;
+}
+
 btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
                                const std::vector<btrfs::Subvolume>& all, uint64_t file_inode,
                                const ScanOptions& options, ScanResult& out) {
-  // The layout index costs a hash entry per file: only worth it when some read-only
-  // subvolume could be scanned and folded.
+  // The layout index costs a hash entry per file (5 MB for 100k files): only worth it when
+  // the scan may reach a read-only subvolume to fold, not for any on the filesystem.
   const bool may_fold = options.fold_readonly_aliases &&
-                        std::any_of(all.begin(), all.end(), [](const auto& s) { return s.readonly; });
+                        may_read_readonly(queue, all, options.recursive);
   LayoutIndex layouts;
   // Without keep_paths only nested subvolumes' nodes go here (files get none), then dropped.
   PathTable scratch;
