@@ -198,7 +198,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   };
   for (uint32_t i = 0; i < scan.files.size(); ++i) {
     const auto& f = scan.files[i];
-    const FileSums& sums = fp->files[i];
+    const FileSumsView sums = fp->files[i];
     Fingerprinted entry;
     entry.row = {f.size, f.mtime.sec * 1000000000LL + f.mtime.nsec, f.inode_flags,
                  whole_file_hash(sums, f.size, cs, f.nodatasum()), f.parent};
@@ -255,19 +255,13 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   const auto order = incremental_->finish(scan);
   if (stats.candidates == 0) return fp;
 
-  fp->files.resize(scan.files.size());
-  std::vector<FileSums> files;
-  files.reserve(order.size());
   std::vector<bool> wanted(order.size(), false);
-  for (uint32_t i = 0; i < order.size(); ++i) {
-    files.push_back(std::move(fp->files[order[i]]));
-    wanted[i] = order[i] >= changed;
-  }
-  fp->files = std::move(files);
+  for (uint32_t i = 0; i < order.size(); ++i) wanted[i] = order[i] >= changed;
   auto more = btrdedupe::fingerprint(scan, {}, &wanted, read_threads_);
   if (!more) return more.error();
-  for (uint32_t i = 0; i < scan.files.size(); ++i)
-    if (wanted[i]) fp->files[i] = std::move(more->files[i]);
+  fp->files = FileSumsTable::gather(order.size(), cs, [&](size_t i) {
+    return wanted[i] ? more->files[i] : fp->files[order[i]];
+  });
   add_stats(fp->stats, more->stats);
   return fp;
 }

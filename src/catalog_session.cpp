@@ -281,7 +281,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   for (uint32_t i = 0; i < n; ++i) {
     if (!changed[i]) continue;
     const auto& f = scan.files[i];
-    const FileSums& sums = fp->files[i];
+    const FileSumsView sums = fp->files[i];
     const CatalogFile row{f.size, mtime_ns(f), f.inode_flags,
                           whole_file_hash(sums, f.size, cs, f.nodatasum()), f.parent};
     const auto blocks = block_hashes(sums, f.size, ss, cs, block_size_, f.nodatasum());
@@ -297,8 +297,9 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   if (stats.candidates == 0) return fp;
   auto more = btrdedupe::fingerprint(scan, {}, &candidate, read_threads_);
   if (!more) return more.error();
-  for (uint32_t i = 0; i < n; ++i)
-    if (candidate[i]) fp->files[i] = std::move(more->files[i]);
+  fp->files = FileSumsTable::gather(n, cs, [&](size_t i) {
+    return candidate[i] ? more->files[i] : fp->files[i];
+  });
   add_stats(fp->stats, more->stats);
   return fp;
 }

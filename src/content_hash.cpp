@@ -4,7 +4,7 @@
 
 namespace btrdedupe {
 
-std::optional<uint64_t> sectors_hash(const FileSums& sums, uint64_t first, uint64_t count,
+std::optional<uint64_t> sectors_hash(FileSumsView sums, uint64_t first, uint64_t count,
                                      uint16_t csum_size, bool nodatasum) {
   if (first + count > sums.known.size()) return std::nullopt;
   for (uint64_t i = first; i < first + count; ++i)
@@ -13,7 +13,7 @@ std::optional<uint64_t> sectors_hash(const FileSums& sums, uint64_t first, uint6
                               nodatasum ? 1 : 0);
 }
 
-std::optional<uint64_t> whole_file_hash(const FileSums& sums, uint64_t size, uint16_t csum_size,
+std::optional<uint64_t> whole_file_hash(FileSumsView sums, uint64_t size, uint16_t csum_size,
                                         bool nodatasum) {
   if (size == 0 || sums.known.empty()) return std::nullopt;
   auto h = sectors_hash(sums, 0, sums.known.size(), csum_size, nodatasum);
@@ -21,7 +21,7 @@ std::optional<uint64_t> whole_file_hash(const FileSums& sums, uint64_t size, uin
   return *h ^ (size * 0x9E3779B97F4A7C15ULL);
 }
 
-std::vector<uint64_t> block_hashes(const FileSums& sums, uint64_t size, uint32_t sectorsize,
+std::vector<uint64_t> block_hashes(FileSumsView sums, uint64_t size, uint32_t sectorsize,
                                    uint16_t csum_size, uint64_t block_size, bool nodatasum) {
   std::vector<uint64_t> out;
   if (sectorsize == 0 || block_size < sectorsize) return out;

@@ -22,14 +22,13 @@ class MatchContext {
       : scan_(scan), fp_(fp), ss_(scan.fs.sectorsize), cs_(scan.fs.csum_size), index_(scan) {}
 
   uint32_t sectorsize() const { return ss_; }
-  const FileSums& sums(uint32_t f) const { return fp_.files[f]; }
   uint64_t size(uint32_t f) const { return scan_.files[f].size; }
   bool nodatasum(uint32_t f) const { return scan_.files[f].nodatasum(); }
-  uint64_t sectors(uint32_t f) const { return fp_.files[f].known.size(); }
+  uint64_t sectors(uint32_t f) const { return fp_.files[f].sectors(); }
 
   // Sums of sectors [first, first+count) of file f, or nullptr if any is unknown.
   const uint8_t* sector_sums(uint32_t f, uint64_t first, uint64_t count) const {
-    const auto& s = fp_.files[f];
+    const FileSumsView s = fp_.files[f];
     if (first + count > s.known.size()) return nullptr;
     for (uint64_t i = first; i < first + count; ++i)
       if (!s.known[i]) return nullptr;

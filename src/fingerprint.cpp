@@ -130,8 +130,53 @@ btrfs::Result<void> sums_from_csum_tree(int fd, const ScanResult& scan,
 
 }  // namespace
 
-bool FileSums::complete() const {
+bool FileSumsView::complete() const {
   return std::all_of(known.begin(), known.end(), [](uint8_t k) { return k != 0; });
+}
+
+FileSumsView FileSumsTable::operator[](size_t file) const {
+  const uint64_t first = begin(file), end = ends_[file];
+  return {{sums_.data() + first * csum_size_, (end - first) * csum_size_},
+          {known_.data() + first, end - first}};
+}
+
+void FileSumsTable::add(uint64_t sectors) {
+  const uint64_t end = total_sectors() + sectors;
+  ends_.push_back(end);
+  sums_.resize(end * csum_size_, 0);
+  known_.resize(end, 0);
+}
+
+void FileSumsTable::add(FileSumsView file) {
+  ends_.push_back(total_sectors() + file.sectors());
+  sums_.insert(sums_.end(), file.sums.begin(), file.sums.end());
+  known_.insert(known_.end(), file.known.begin(), file.known.end());
+}
+
+void FileSumsTable::reserve(size_t files, uint64_t sectors) {
+  ends_.reserve(files);
+  sums_.reserve(sectors * csum_size_);
+  known_.reserve(sectors);
+}
+
+FileSumsTable FileSumsTable::gather(size_t files, uint16_t csum_size,
+                                    const std::function<FileSumsView(size_t)>& pick) {
+  uint64_t sectors = 0;
+  for (size_t i = 0; i < files; ++i) sectors += pick(i).sectors();
+  FileSumsTable out(csum_size);
+  out.reserve(files, sectors);
+  for (size_t i = 0; i < files; ++i) out.add(pick(i));
+  return out;
+}
+
+std::span<uint8_t> FileSumsTable::sums(size_t file) {
+  const uint64_t first = begin(file);
+  return {sums_.data() + first * csum_size_, (ends_[file] - first) * csum_size_};
+}
+
+std::span<uint8_t> FileSumsTable::known(size_t file) {
+  const uint64_t first = begin(file);
+  return {known_.data() + first, ends_[file] - first};
 }
 
 btrfs::Result<FingerprintResult> fingerprint(
@@ -180,26 +225,30 @@ btrfs::Result<FingerprintResult> fingerprint(
   read_extent_sums(scan, extents, to_read, threads, read_progress, st);
 
   // Files without a regular extent (inline, holes only; a third of a source tree) and
-  // unwanted files are left empty: unknown, never matched, and not worth two allocations
-  // each.
-  out.files.resize(scan.files.size());
+  // unwanted files get no sectors: unknown, never matched. The others are sized first, so
+  // the table is allocated once.
+  std::vector<bool> has_sums(scan.files.size(), false);
+  for (const FileExtent& ref : scan.extents)
+    if (is_wanted(wanted, ref.file)) has_sums[ref.file] = true;
+  auto file_sectors = [&](size_t f) { return has_sums[f] ? div_up(scan.files[f].size, ss) : 0; };
+  uint64_t total = 0;
+  for (size_t f = 0; f < scan.files.size(); ++f) total += file_sectors(f);
+  out.files = FileSumsTable(cs);
+  out.files.reserve(scan.files.size(), total);
+  for (size_t f = 0; f < scan.files.size(); ++f) out.files.add(file_sectors(f));
   for (const auto& e : extents) {
     for (size_t r = e.first_ref; r < e.end_ref; ++r) {
       const FileExtent& ref = scan.extents[r];
       if (!is_wanted(wanted, ref.file)) continue;
-      FileSums& fsums = out.files[ref.file];
-      if (fsums.known.empty()) {
-        const uint64_t sectors = div_up(scan.files[ref.file].size, ss);
-        fsums.sums.assign(sectors * cs, 0);
-        fsums.known.assign(sectors, 0);
-      }
+      const std::span<uint8_t> file_sums = out.files.sums(ref.file);
+      const std::span<uint8_t> file_known = out.files.known(ref.file);
       const uint64_t first_file_sector = ref.file_offset / ss;
       const uint64_t n = div_up(ref.length, ss);
       for (uint64_t k = 0; k < n; ++k) {
         const uint64_t fs_sector = first_file_sector + k, ex_sector = ref.extent_offset / ss + k;
-        if (fs_sector >= fsums.known.size() || !e.known[ex_sector]) continue;
-        std::memcpy(&fsums.sums[fs_sector * cs], &e.sums[ex_sector * cs], cs);
-        fsums.known[fs_sector] = 1;
+        if (fs_sector >= file_known.size() || !e.known[ex_sector]) continue;
+        std::memcpy(&file_sums[fs_sector * cs], &e.sums[ex_sector * cs], cs);
+        file_known[fs_sector] = 1;
       }
     }
   }

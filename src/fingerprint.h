@@ -8,8 +8,10 @@
 // algorithm, so a compressed and an uncompressed copy of the same bytes get equal sums.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,13 +20,49 @@
 
 namespace btrdedupe {
 
-// One file's content as a sequence of sector checksums.
-struct FileSums {
-  std::vector<uint8_t> sums;  // sectors * csum_size bytes
-  // Per sector: 0 for holes, prealloc, inline, unreadable. Bytes rather than a
-  // vector<bool>: its 40-byte header, once per scanned file, cost more than the bits save.
-  std::vector<uint8_t> known;
+// One file's content as a sequence of sector checksums: a read-only view into a
+// FileSumsTable, valid while the table lives and is not added to.
+struct FileSumsView {
+  std::span<const uint8_t> sums;   // sectors() * csum_size bytes
+  std::span<const uint8_t> known;  // per sector: 0 for holes, prealloc, inline, unreadable
+  uint64_t sectors() const { return known.size(); }
   bool complete() const;
+};
+
+// Every file's sums, in file order. One flat buffer and an 8-byte offset per file, not two
+// vectors per file: their 48-byte header and two allocations, once per scanned file, cost
+// more than most files' sums. Known flags stay bytes: bits would save at most a fifth of
+// the table (4-byte crc32c sums) and cost every reader a shift.
+class FileSumsTable {
+ public:
+  FileSumsTable() = default;
+  explicit FileSumsTable(uint16_t csum_size) : csum_size_(csum_size) {}
+
+  size_t size() const { return ends_.size(); }
+  uint64_t total_sectors() const { return known_.size(); }
+  FileSumsView operator[](size_t file) const;
+
+  // Appends the next file with `sectors` sectors, all unknown (0 costs only its offset).
+  void add(uint64_t sectors);
+  void add(FileSumsView file);  // a copy of another table's file
+  void reserve(size_t files, uint64_t sectors);
+
+  // A table of `files` files, file i a copy of pick(i) (a view into other tables): how
+  // passes over different files are merged, or files reordered.
+  static FileSumsTable gather(size_t files, uint16_t csum_size,
+                              const std::function<FileSumsView(size_t)>& pick);
+
+  // The writable sums and known flags of a file already added, to fill it in.
+  std::span<uint8_t> sums(size_t file);
+  std::span<uint8_t> known(size_t file);
+
+ private:
+  uint64_t begin(size_t file) const { return file == 0 ? 0 : ends_[file - 1]; }
+
+  uint16_t csum_size_ = 0;
+  // Per file, the end of its sectors. 64-bit: a large tree exceeds 2^32 sectors (16 TiB).
+  std::vector<uint64_t> ends_;
+  std::vector<uint8_t> sums_, known_;
 };
 
 struct FingerprintStats {
@@ -36,7 +74,7 @@ struct FingerprintStats {
 };
 
 struct FingerprintResult {
-  std::vector<FileSums> files;  // parallel to ScanResult::files
+  FileSumsTable files;  // parallel to ScanResult::files
   FingerprintStats stats;
 };
 

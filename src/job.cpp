@@ -156,8 +156,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   mo.block_size = o.block_size;
   mo.partial = o.partial;
   auto matches = find_duplicates(scan, *fp, mo);
-  fp->files.clear();  // the sums are no longer needed: free them before dedupe
-  fp->files.shrink_to_fit();
+  fp->files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
   PlanOptions po;
   po.dedupe_readonly = o.dedupe_readonly;
   auto plan = plan_rounds(scan, matches, po);

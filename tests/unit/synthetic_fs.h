@@ -1,6 +1,7 @@
 // Synthetic scans for unit tests: no disk; each sector's "checksum" is a content id.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@ class SyntheticFs {
     scan.fs.sectorsize = kSector;
     scan.fs.csum_size = 4;
     scan.roots.push_back({"/synthetic", false});
+    fp.files = FileSumsTable(scan.fs.csum_size);
   }
 
   // A file of `size` bytes whose sector i holds content[i]; its data lives in one extent per
@@ -31,11 +33,10 @@ class SyntheticFs {
     file.size = size;
     file.path_node = scan.paths.add(PathTable::kRoot, "f" + std::to_string(f));
     scan.files.push_back(file);
-    FileSums s;
-    s.sums.resize(content.size() * 4);
-    s.known.assign(content.size(), true);
-    for (size_t i = 0; i < content.size(); ++i) std::memcpy(&s.sums[i * 4], &content[i], 4);
-    fp.files.push_back(s);
+    fp.files.add(content.size());
+    const auto sums = fp.files.sums(f);
+    for (size_t i = 0; i < content.size(); ++i) std::memcpy(&sums[i * 4], &content[i], 4);
+    std::ranges::fill(fp.files.known(f), uint8_t{1});
     if (share_with >= 0) {
       for (auto e : scan.extents)
         if (e.file == static_cast<uint32_t>(share_with)) {
@@ -60,7 +61,7 @@ class SyntheticFs {
     return f;
   }
 
-  void unknown(uint32_t f, size_t sector) { fp.files[f].known[sector] = false; }
+  void unknown(uint32_t f, size_t sector) { fp.files.known(f)[sector] = 0; }
 
   // Puts file f in subvolume `id`, listed as read-only or not.
   void in_subvolume(uint32_t f, uint64_t id, bool readonly) {
