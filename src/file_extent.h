@@ -33,16 +33,17 @@ struct ScannedFile {
 
 // Where a file's byte range lives on disk. (disk_bytenr, extent_offset) is its physical
 // identity: two ranges naming the same bytes of the same extent already share storage.
+// One per regular extent item scanned (100k for 157k files): packed into 48 bytes.
 struct FileExtent {
   uint32_t file = 0;            // index into ScanResult::files
+  btrfs::Compression compression = btrfs::Compression::None;
   uint64_t file_offset = 0;
   uint64_t length = 0;          // logical bytes in the file
   uint64_t disk_bytenr = 0;     // start of the on-disk extent
   uint64_t disk_num_bytes = 0;  // its on-disk (possibly compressed) size
   uint64_t extent_offset = 0;   // where this range starts inside the decompressed extent
-  uint64_t generation = 0;
-  btrfs::Compression compression = btrfs::Compression::None;
 };
+static_assert(sizeof(FileExtent) == 48);
 
 // Why a file range can never be a dedupe candidate.
 struct PassedOver {

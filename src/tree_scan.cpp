@@ -177,8 +177,8 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
         auto fe = btrfs::decode_file_extent_item(it.data);
         if (!fe) return btrfs::Error{fe.error().code, where + ": " + fe.error().context};
         if (fe->type == btrfs::FileExtentType::Regular && fe->disk_bytenr != 0)
-          out.extents.push_back({entry, it.offset, fe->length(), fe->disk_bytenr,
-                                 fe->disk_num_bytes, fe->offset, fe->generation, fe->compression});
+          out.extents.push_back({entry, fe->compression, it.offset, fe->length(),
+                                 fe->disk_bytenr, fe->disk_num_bytes, fe->offset});
         else
           tree.passed.push_back({entry, fe->type, fe->length()});
         break;
