@@ -200,7 +200,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
     const auto& f = scan.files[i];
     const FileSumsView sums = fp->files[i];
     Fingerprinted entry;
-    entry.row = {f.size, f.mtime.sec * 1000000000LL + f.mtime.nsec, f.inode_flags,
+    entry.row = {f.size, f.mtime_sec * 1000000000LL + f.mtime_nsec, f.inode_flags,
                  whole_file_hash(sums, f.size, cs, f.nodatasum()), f.parent};
     entry.blocks = block_hashes(sums, f.size, ss, cs, block_size_, f.nodatasum());
     if (entry.row.whole_hash) consider(catalog_->files_with_hash(*entry.row.whole_hash));
@@ -287,8 +287,8 @@ btrfs::Result<uint64_t> CatalogSession::generation_after_dedupe(uint64_t subvolu
         const ScannedFile& b = scan.files[it->second];
         const ScannedFile& a = after.files[it->second];
         steady = steady && b.size == item.size && b.size == a.size &&
-                 b.mtime.sec == item.mtime.sec && b.mtime.nsec == item.mtime.nsec &&
-                 a.mtime.sec == b.mtime.sec && a.mtime.nsec == b.mtime.nsec;
+                 b.mtime_sec == item.mtime.sec && b.mtime_nsec == item.mtime.nsec &&
+                 a.mtime_sec == b.mtime_sec && a.mtime_nsec == b.mtime_nsec;
       });
   if (!found) return found.error();
   return steady ? now : start;

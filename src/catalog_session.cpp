@@ -74,7 +74,7 @@ void apply_options_text(const std::string& text, JobOptions& o) {
 }
 
 int64_t mtime_ns(const ScannedFile& f) {
-  return f.mtime.sec * 1000000000LL + f.mtime.nsec;
+  return f.mtime_sec * 1000000000LL + f.mtime_nsec;
 }
 
 bool same_state(const CatalogFile& row, const ScannedFile& f) {

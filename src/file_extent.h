@@ -10,16 +10,16 @@
 
 namespace btrdedupe {
 
-// A regular file as the subvolume tree describes it.
+// A regular file as the subvolume tree describes it: one per scanned file, alive for most
+// of the run, so packed into 64 bytes (mtime split: a Timespec member pads to 16).
 struct ScannedFile {
   uint64_t subvolume = 0;
   uint64_t inode = 0;
   uint64_t size = 0;
-  uint64_t transid = 0;       // last transaction that changed the inode
   uint64_t inode_flags = 0;   // btrfs::kInodeNoDataSum, ...
   uint64_t parent = 0;        // directory inode of the first name (0: not known)
-  btrfs::Timespec mtime;
-  uint32_t nlink = 0;
+  int64_t mtime_sec = 0;
+  uint32_t mtime_nsec = 0;
   uint32_t root = 0;          // index into ScanResult::roots
   // The path relative to that root, as a node of ScanResult::paths (PathTable::kRoot when
   // the root is this file); the first name when hardlinked. relative_path() spells it.
@@ -29,7 +29,13 @@ struct ScannedFile {
   bool readonly_alias = false;
 
   bool nodatasum() const { return inode_flags & btrfs::kInodeNoDataSum; }
+  btrfs::Timespec mtime() const { return {mtime_sec, mtime_nsec}; }
+  void set_mtime(btrfs::Timespec t) {
+    mtime_sec = t.sec;
+    mtime_nsec = t.nsec;
+  }
 };
+static_assert(sizeof(ScannedFile) == 64);
 
 // Where a file's byte range lives on disk. (disk_bytenr, extent_offset) is its physical
 // identity: two ranges naming the same bytes of the same extent already share storage.

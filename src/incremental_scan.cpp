@@ -164,11 +164,9 @@ btrfs::Result<IncrementalScan::Outcome> IncrementalScan::place(ScanResult* into,
     f.subvolume = subvolume;
     f.inode = inode;
     f.size = it.size;
-    f.transid = it.transid;
     f.inode_flags = it.flags;
     f.parent = state.parent;
-    f.mtime = it.mtime;
-    f.nlink = it.nlink;
+    f.set_mtime(it.mtime);
     f.root = place.root;
     f.path_node = options_.keep_paths ? out.paths.add(PathTable::kRoot, rel) : PathTable::kRoot;
     out.files.push_back(f);
@@ -236,12 +234,11 @@ btrfs::Result<ScanResult> reread_files(int fd, const ScanResult& scan) {
     if (!*state) {
       // Gone since: no extents, and a state no live file has, so it counts as changed.
       now.size = 0;
-      now.mtime = {-1, 0};
+      now.set_mtime({-1, 0});
     } else {
       const auto& it = (*state)->item;
       now.size = it.size;
-      now.mtime = it.mtime;
-      now.transid = it.transid;
+      now.set_mtime(it.mtime);
       now.inode_flags = it.flags;
       for (FileExtent e : (*state)->extents) {
         e.file = i;

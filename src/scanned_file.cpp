@@ -67,8 +67,8 @@ btrfs::Result<btrfs::Fd> open_scanned_file(const ScanResult& scan, const Scanned
 bool changed_since_scan(int fd, const ScannedFile& file) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return true;
-  return static_cast<uint64_t>(st.st_size) != file.size || st.st_mtim.tv_sec != file.mtime.sec ||
-         static_cast<uint32_t>(st.st_mtim.tv_nsec) != file.mtime.nsec;
+  return static_cast<uint64_t>(st.st_size) != file.size || st.st_mtim.tv_sec != file.mtime_sec ||
+         static_cast<uint32_t>(st.st_mtim.tv_nsec) != file.mtime_nsec;
 }
 
 }  // namespace btrdedupe

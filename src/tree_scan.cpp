@@ -551,11 +551,9 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
       f.subvolume = work.subvol;
       f.inode = entry.ino;
       f.size = entry.size;
-      f.transid = entry.transid;
       f.inode_flags = entry.flags;
       f.parent = entry.parent;
-      f.nlink = entry.nlink;
-      f.mtime = entry.mtime();
+      f.set_mtime(entry.mtime());
       f.root = work.root;
       f.path_node = static_cast<uint32_t>(i);
       out.files.push_back(f);
