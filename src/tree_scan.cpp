@@ -21,61 +21,64 @@
 namespace btrdedupe {
 namespace {
 
-// One inode of a subvolume, with what the scan keeps of its INODE_ITEM. Entries are kept
-// in key order (tree search returns items sorted) and names in one arena, not in a hash
-// map of strings: this table is the scan's largest structure while a subvolume is read,
-// so its fields are packed (64 bytes).
-struct InodeEntry {
+// A directory of a subvolume: what membership, paths and the placement of nested
+// subvolumes need. Only directories get one: the scan's largest structure while a
+// subvolume is read was a 64-byte entry for every inode.
+struct DirEntry {
   uint64_t ino = 0;
   uint64_t parent = 0;
-  uint64_t size = 0, transid = 0, flags = 0;
+  uint32_t name_end = 0;  // in SubvolumeTree::dir_names; the name starts where the previous ends
+};
+
+// A regular file as read, until membership (which needs the whole subvolume: a moved file's
+// directory may come after it) says whether it becomes a ScannedFile. The INODE_ITEM
+// fields a ScannedFile keeps and the parent, nothing more.
+struct PendingFile {
+  uint64_t ino = 0;
+  uint64_t parent = 0;  // of the first name
+  uint64_t size = 0, flags = 0;
   int64_t mtime_sec = 0;
-  uint32_t mtime_nsec = 0, nlink = 0;
-  uint32_t mode = 0;      // 0 until the INODE_ITEM is read
-  uint32_t name_end = 0;  // in SubvolumeTree::names; the name starts where the previous ends
-  bool is_regular() const { return (mode & 0170000) == 0100000; }
+  uint32_t mtime_nsec = 0;
   btrfs::Timespec mtime() const { return {mtime_sec, mtime_nsec}; }
 };
 
 // An inline, hole or prealloc extent: only counted, once its file is known to be kept.
 struct PassedOverPiece {
-  uint32_t entry = 0;  // index into SubvolumeTree::inodes
+  uint32_t file = 0;  // index into SubvolumeTree::files
   btrfs::FileExtentType type = btrfs::FileExtentType::Regular;  // Regular: a hole
   uint64_t length = 0;
 };
 
-// One subvolume's inodes straight from its tree. Its regular extents go to
-// ScanResult::extents as they are read, FileExtent::file holding the inode's entry index
-// until the kept files are known (scan_queue): no second copy of the extents is held.
+// One subvolume's directories and regular files straight from its tree, each in key
+// order (tree search returns items sorted). Its regular extents go to ScanResult::extents
+// as they are read, FileExtent::file holding the file's index here until the kept files
+// are known (scan_queue): no second copy of the extents is held. Deques: they grow
+// without the copy (and twice the memory for a moment) of a doubling vector.
 struct SubvolumeTree {
-  // Ascending ino. A deque: it grows without the copy (and twice the memory for a
-  // moment) of a doubling vector.
-  std::deque<InodeEntry> inodes;
-  static_assert(sizeof(InodeEntry) == 64);
-  std::string names;
+  std::deque<DirEntry> dirs;
+  std::string dir_names;
+  std::deque<PendingFile> files;
+  // Files' names, only when paths or exclusion need them.
+  std::string file_names;
+  std::deque<uint32_t> file_name_ends;
   std::vector<PassedOverPiece> passed;
+  static_assert(sizeof(DirEntry) == 24 && sizeof(PendingFile) == 48);
 
-  std::string_view name(size_t i) const {
-    const uint64_t begin = i == 0 ? 0 : inodes[i - 1].name_end;
-    return std::string_view(names).substr(begin, inodes[i].name_end - begin);
+  std::string_view dir_name(size_t i) const {
+    const uint64_t begin = i == 0 ? 0 : dirs[i - 1].name_end;
+    return std::string_view(dir_names).substr(begin, dirs[i].name_end - begin);
   }
-  // Index of `ino`'s entry, or npos.
-  size_t find(uint64_t ino) const {
-    auto it = std::lower_bound(inodes.begin(), inodes.end(), ino,
-                               [](const InodeEntry& e, uint64_t i) { return e.ino < i; });
-    return it == inodes.end() || it->ino != ino ? std::string::npos
-                                                : static_cast<size_t>(it - inodes.begin());
+  std::string_view file_name(size_t i) const {
+    if (file_name_ends.empty()) return {};
+    const uint64_t begin = i == 0 ? 0 : file_name_ends[i - 1];
+    return std::string_view(file_names).substr(begin, file_name_ends[i] - begin);
   }
-  // The entry an item belongs to: items come in key order, so it is the last one or a new
-  // one (nullptr for an item out of order, which tree search never returns).
-  InodeEntry* entry_for(uint64_t ino) {
-    if (!inodes.empty() && inodes.back().ino == ino) return &inodes.back();
-    if (!inodes.empty() && inodes.back().ino > ino) return nullptr;
-    InodeEntry e;
-    e.ino = ino;
-    e.name_end = static_cast<uint32_t>(names.size());
-    inodes.push_back(e);
-    return &inodes.back();
+  // Index of directory `ino`'s entry, or npos.
+  size_t find_dir(uint64_t ino) const {
+    auto it = std::lower_bound(dirs.begin(), dirs.end(), ino,
+                               [](const DirEntry& e, uint64_t i) { return e.ino < i; });
+    return it == dirs.end() || it->ino != ino ? std::string::npos
+                                              : static_cast<size_t>(it - dirs.begin());
   }
 };
 
@@ -94,9 +97,16 @@ void count_passed_over(const PassedOverPiece& piece, PassedOver& p) {
 
 // Called once all of a regular file's items are read, with its regular extents; true drops
 // the file there and then (a read-only snapshot's copy of a file already scanned), so its
-// entry and extents never pile up beside the rest of the scan.
+// pending entry and extents never pile up beside the rest of the scan.
 using DropFile =
-    std::function<bool(const InodeEntry&, const FileExtent* first, const FileExtent* end)>;
+    std::function<bool(const PendingFile&, const FileExtent* first, const FileExtent* end)>;
+
+// Appends `name` to `arena` and returns its end there, or the arena's size (an empty name)
+// past 4 GiB of names in one subvolume.
+uint32_t add_name(std::string& arena, std::string_view name) {
+  if (arena.size() + name.size() <= UINT32_MAX) arena += name;
+  return static_cast<uint32_t>(arena.size());
+}
 
 // names: keep each inode's name (for paths); without, only the parent links membership needs.
 btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanResult& out,
@@ -110,31 +120,42 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
   btrfs::TreeSearch search(fd, key, 1 << 20);
   SubvolumeTree tree;
   const std::string where = "subvolume " + std::to_string(subvol);
-  auto first_name = [&](InodeEntry& e, const btrfs::Result<std::vector<btrfs::InodeName>>& refs) {
-    if (!refs || refs->empty()) return;
-    e.parent = (*refs)[0].parent;
-    if (names && tree.names.size() + (*refs)[0].name.size() <= UINT32_MAX) {
-      tree.names += (*refs)[0].name;
-      e.name_end = static_cast<uint32_t>(tree.names.size());
-    }  // else (4 GiB of names in one subvolume): the name is left empty
+  // The inode the last items belong to; its INODE_ITEM (first in key order) says what it is.
+  enum class Kind { kOther, kDir, kFile };
+  Kind kind = Kind::kOther;
+  uint64_t current = 0;
+  bool named = false;  // the current inode's first name is taken
+  auto first_name = [&](const btrfs::Result<std::vector<btrfs::InodeName>>& refs) {
+    if (named || !refs || refs->empty()) return;
+    named = true;
+    const btrfs::InodeName& ref = (*refs)[0];
+    if (kind == Kind::kDir) {
+      tree.dirs.back().parent = ref.parent;
+      if (names) tree.dirs.back().name_end = add_name(tree.dir_names, ref.name);
+    } else {
+      tree.files.back().parent = ref.parent;
+      if (names) tree.file_name_ends.back() = add_name(tree.file_names, ref.name);
+    }
   };
-  // The last entry and where its extents start: it is complete once another inode's
-  // items begin, and only then can `drop` judge it.
-  size_t open_entry = SIZE_MAX, open_extents = out.extents.size();
-  auto finish_open_entry = [&] {
-    if (!drop || open_entry == SIZE_MAX || open_entry + 1 != tree.inodes.size()) return;
-    const InodeEntry& last = tree.inodes.back();
-    if (!last.is_regular() ||
-        !drop(last, out.extents.data() + open_extents, out.extents.data() + out.extents.size()))
+  // Where the last file's extents start: it is complete once another inode's items begin,
+  // and only then can `drop` judge it.
+  size_t open_extents = out.extents.size();
+  auto finish_file = [&] {
+    if (!drop || kind != Kind::kFile) return;
+    if (!drop(tree.files.back(), out.extents.data() + open_extents,
+              out.extents.data() + out.extents.size()))
       return;
+    const auto file = static_cast<uint32_t>(tree.files.size() - 1);
     out.extents.resize(open_extents);
-    while (!tree.passed.empty() && tree.passed.back().entry == open_entry) {
+    while (!tree.passed.empty() && tree.passed.back().file == file) {
       count_passed_over(tree.passed.back(), out.passed_over);  // as for a kept file
       tree.passed.pop_back();
     }
-    tree.names.resize(open_entry == 0 ? 0 : tree.inodes[open_entry - 1].name_end);
-    tree.inodes.pop_back();
-    open_entry = SIZE_MAX;
+    if (names) {
+      tree.file_name_ends.pop_back();
+      tree.file_names.resize(tree.file_name_ends.empty() ? 0 : tree.file_name_ends.back());
+    }
+    tree.files.pop_back();
   };
   for (;;) {
     auto next = search.next();
@@ -145,61 +166,64 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
     if (it.type != BTRFS_INODE_ITEM_KEY && it.type != BTRFS_INODE_REF_KEY &&
         it.type != BTRFS_INODE_EXTREF_KEY && it.type != BTRFS_EXTENT_DATA_KEY)
       continue;  // dir items, xattrs: inside the key box but not needed
-    if (drop && (tree.inodes.empty() || tree.inodes.back().ino != it.objectid)) {
-      finish_open_entry();
-      open_entry = tree.inodes.size();
-      open_extents = out.extents.size();
+    if (it.objectid < current) continue;  // out of order: tree search never returns it
+    if (it.objectid > current) {
+      finish_file();
+      current = it.objectid;
+      kind = Kind::kOther;
+      named = false;
     }
-    InodeEntry* e = tree.entry_for(it.objectid);
-    if (!e) continue;
-    const auto entry = static_cast<uint32_t>(tree.inodes.size() - 1);
     switch (it.type) {
       case BTRFS_INODE_ITEM_KEY: {
         auto inode = btrfs::decode_inode_item(it.data);
         if (!inode) return btrfs::Error{inode.error().code, where + ": " + inode.error().context};
-        e->size = inode->size;
-        e->transid = inode->transid;
-        e->flags = inode->flags;
-        e->mtime_sec = inode->mtime.sec;
-        e->mtime_nsec = inode->mtime.nsec;
-        e->nlink = inode->nlink;
-        e->mode = inode->mode;
+        if ((inode->mode & 0170000) == 0040000) {
+          kind = Kind::kDir;
+          tree.dirs.push_back({it.objectid, 0, static_cast<uint32_t>(tree.dir_names.size())});
+        } else if ((inode->mode & 0170000) == 0100000) {
+          kind = Kind::kFile;
+          open_extents = out.extents.size();
+          tree.files.push_back({it.objectid, 0, inode->size, inode->flags, inode->mtime.sec,
+                                inode->mtime.nsec});
+          if (names) tree.file_name_ends.push_back(static_cast<uint32_t>(tree.file_names.size()));
+        }  // symlinks, fifos, devices: nothing kept
         break;
       }
-      case BTRFS_INODE_REF_KEY:
-        if (e->parent == 0) first_name(*e, btrfs::decode_inode_refs(it.offset, it.data));
-        break;  // the first name is enough for reports
+      case BTRFS_INODE_REF_KEY:  // the first name is enough for reports
+        if (kind != Kind::kOther) first_name(btrfs::decode_inode_refs(it.offset, it.data));
+        break;
       case BTRFS_INODE_EXTREF_KEY:
-        if (e->parent == 0) first_name(*e, btrfs::decode_inode_extrefs(it.data));
+        if (kind != Kind::kOther) first_name(btrfs::decode_inode_extrefs(it.data));
         break;
       default: {  // BTRFS_EXTENT_DATA_KEY, after its INODE_ITEM in key order
-        if (!e->is_regular()) break;
+        if (kind != Kind::kFile) break;
         auto fe = btrfs::decode_file_extent_item(it.data);
         if (!fe) return btrfs::Error{fe.error().code, where + ": " + fe.error().context};
+        const auto file = static_cast<uint32_t>(tree.files.size() - 1);
         if (fe->type == btrfs::FileExtentType::Regular && fe->disk_bytenr != 0)
-          out.extents.push_back({entry, fe->compression, it.offset, fe->length(),
+          out.extents.push_back({file, fe->compression, it.offset, fe->length(),
                                  fe->disk_bytenr, fe->disk_num_bytes, fe->offset});
         else
-          tree.passed.push_back({entry, fe->type, fe->length()});
+          tree.passed.push_back({file, fe->type, fe->length()});
         break;
       }
     }
   }
-  finish_open_entry();
+  finish_file();
   out.search_calls += search.ioctl_calls();
   return tree;
 }
 
-// Path of `ino` relative to `top` (a directory inode), or false when not below it.
+// Path of directory `ino` relative to `top` (a directory inode), or false when not below it.
 bool path_below(const SubvolumeTree& tree, uint64_t ino, uint64_t top, std::string* path) {
   std::vector<std::string_view> parts;
   for (int depth = 0; ino != top; ++depth) {
-    const size_t i = tree.find(ino);
-    if (i == std::string::npos || tree.inodes[i].parent == 0 || tree.inodes[i].parent == ino ||
+    const size_t i = tree.find_dir(ino);
+    if (i == std::string::npos || tree.dirs[i].parent == 0 || tree.dirs[i].parent == ino ||
         depth > 4096)
       return false;
-    parts.push_back(tree.name(i));
-    ino = tree.inodes[i].parent;
+    parts.push_back(tree.dir_name(i));
+    ino = tree.dirs[i].parent;
   }
   path->clear();
   for (auto p = parts.rbegin(); p != parts.rend(); ++p) {
@@ -209,18 +233,28 @@ bool path_below(const SubvolumeTree& tree, uint64_t ino, uint64_t top, std::stri
   return true;
 }
 
-// Which entries lie below the scan's top directory, remembered along each walk up so a
+// Path of file `i` (an index into tree.files) relative to `top`, or false when not below it.
+bool file_path_below(const SubvolumeTree& tree, size_t i, uint64_t top, std::string* path) {
+  if (tree.files[i].parent == 0 || !path_below(tree, tree.files[i].parent, top, path))
+    return false;
+  if (!path->empty()) *path += '/';
+  *path += tree.file_name(i);
+  return true;
+}
+
+// Which directories lie below the scan's top directory, remembered along each walk up so a
 // directory is walked once, however many files it holds.
 class Membership {
  public:
   Membership(const SubvolumeTree& tree, uint64_t top)
-      : tree_(tree), top_(top), state_(tree.inodes.size(), kUnknown) {}
+      : tree_(tree), top_(top), state_(tree.dirs.size(), kUnknown) {}
 
-  bool below(size_t entry) {
+  // Whether directory `ino` is the top or below it.
+  bool below(uint64_t ino) {
     std::vector<size_t> chain;
     uint8_t result = kOutside;
-    for (size_t i = entry;;) {
-      if (tree_.inodes[i].ino == top_) {
+    for (size_t i = tree_.find_dir(ino); i != std::string::npos;) {
+      if (tree_.dirs[i].ino == top_) {
         result = kInside;
         break;
       }
@@ -229,10 +263,9 @@ class Membership {
         break;
       }
       chain.push_back(i);
-      const InodeEntry& e = tree_.inodes[i];
+      const DirEntry& e = tree_.dirs[i];
       if (e.parent == 0 || e.parent == e.ino || chain.size() > 4096) break;
-      i = tree_.find(e.parent);
-      if (i == std::string::npos) break;
+      i = tree_.find_dir(e.parent);
     }
     for (size_t i : chain) state_[i] = result;
     return result == kInside;
@@ -250,14 +283,20 @@ class PathBuilder {
  public:
   PathBuilder(const SubvolumeTree& tree, uint64_t top, uint32_t top_node, PathTable& table)
       : tree_(tree), top_(top), top_node_(top_node), table_(table),
-        node_(tree.inodes.size(), kUnset) {}
+        node_(tree.dirs.size(), kUnset) {}
 
-  // The node of `entry`, which Membership found below the top.
-  uint32_t node(size_t entry) {
+  // The node of tree file `i` (named by tree.file_name(i)) in directory `parent`, which
+  // Membership found below the top.
+  uint32_t file_node(size_t i, uint64_t parent) {
+    return table_.add(dir_node(parent), tree_.file_name(i));
+  }
+
+ private:
+  uint32_t dir_node(uint64_t ino) {
     std::vector<size_t> chain;
     uint32_t base = top_node_;
-    for (size_t i = entry; i != std::string::npos && tree_.inodes[i].ino != top_;
-         i = tree_.find(tree_.inodes[i].parent)) {
+    for (size_t i = tree_.find_dir(ino); i != std::string::npos && tree_.dirs[i].ino != top_;
+         i = tree_.find_dir(tree_.dirs[i].parent)) {
       if (node_[i] != kUnset) {
         base = node_[i];
         break;
@@ -265,11 +304,10 @@ class PathBuilder {
       chain.push_back(i);
     }
     for (auto it = chain.rbegin(); it != chain.rend(); ++it)
-      base = node_[*it] = table_.add(base, tree_.name(*it));
+      base = node_[*it] = table_.add(base, tree_.dir_name(*it));
     return base;
   }
 
- private:
   static constexpr uint32_t kUnset = PathTable::kRoot - 1;
   const SubvolumeTree& tree_;
   uint64_t top_;
@@ -482,7 +520,7 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
     DropFile drop;
     if (may_fold && readonly && !root_is_file && !options.exclude &&
         work.top_inode == BTRFS_FIRST_FREE_OBJECTID)
-      drop = [&](const InodeEntry& e, const FileExtent* first, const FileExtent* end) {
+      drop = [&](const PendingFile& e, const FileExtent* first, const FileExtent* end) {
         // Unnamed (an orphan) is not below the root; too small is counted as such below.
         if (e.parent == 0 || e.size < options.min_file_size) return false;
         std::optional<uint32_t> twin;
@@ -513,51 +551,53 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
       queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, std::move(rel), node, work.root});
     }
 
-    // The kept files, in inode order; FileExtent::file maps entries to them below.
+    // The kept files, in inode order; FileExtent::file maps tree files to them below.
     constexpr uint32_t kDropped = UINT32_MAX;
-    std::vector<uint32_t> file_of(tree->inodes.size(), kDropped);
+    std::vector<uint32_t> file_of(tree->files.size(), kDropped);
     Membership membership(*tree, work.top_inode);
     std::string rel;
     size_t kept = 0;
-    for (size_t i = 0; i < tree->inodes.size(); ++i) {
-      const InodeEntry& entry = tree->inodes[i];
-      if (!entry.is_regular()) continue;
+    for (size_t i = 0; i < tree->files.size(); ++i) {
+      const PendingFile& file = tree->files[i];
       if (root_is_file) {
-        if (entry.ino != file_inode) continue;
-      } else if (!membership.below(i)) {
+        if (file.ino != file_inode) continue;
+      } else if (file.parent == 0 || !membership.below(file.parent)) {
         continue;
       }
       if (options.exclude && !root_is_file &&
-          (!path_below(*tree, entry.ino, work.top_inode, &rel) ||
+          (!file_path_below(*tree, i, work.top_inode, &rel) ||
            options.exclude(root, join_relative(work.prefix, rel)))) {
         ++out.excluded;
         continue;
       }
-      if (entry.size < options.min_file_size) {
+      if (file.size < options.min_file_size) {
         ++out.passed_over.excluded_files;
         continue;
       }
       file_of[i] = 0;
       ++kept;
     }
-    // Exactly the room needed: files are the largest vector the scan result holds.
+    // Exactly the room needed: files are the largest vector the scan result holds. Pending
+    // files are freed as they move over, so their room is free again for the path table.
     out.files.reserve(out.files.size() + kept);
-    for (size_t i = 0; i < tree->inodes.size(); ++i) {
+    for (size_t i = 0; !tree->files.empty(); ++i) {
+      const PendingFile pending = tree->files.front();
+      tree->files.pop_front();
       if (file_of[i] == kDropped) continue;
-      const InodeEntry& entry = tree->inodes[i];
       file_of[i] = static_cast<uint32_t>(out.files.size());
-      // path_node holds the entry until the names of the files that stay are added.
+      // path_node holds the tree's file index until the names of the files that stay are added.
       ScannedFile f;
       f.subvolume = work.subvol;
-      f.inode = entry.ino;
-      f.size = entry.size;
-      f.inode_flags = entry.flags;
-      f.parent = entry.parent;
-      f.set_mtime(entry.mtime());
+      f.inode = pending.ino;
+      f.size = pending.size;
+      f.inode_flags = pending.flags;
+      f.parent = pending.parent;
+      f.set_mtime(pending.mtime());
       f.root = work.root;
       f.path_node = static_cast<uint32_t>(i);
       out.files.push_back(f);
     }
+    free_storage(tree->files);
     size_t w = first_extent;
     for (size_t e = first_extent; e < out.extents.size(); ++e) {
       const uint32_t file = file_of[out.extents[e].file];
@@ -567,7 +607,7 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
     }
     out.extents.resize(w);
     for (const auto& piece : tree->passed) {
-      if (file_of[piece.entry] != kDropped) count_passed_over(piece, out.passed_over);
+      if (file_of[piece.file] != kDropped) count_passed_over(piece, out.passed_over);
     }
     free_storage(file_of);
     if (may_fold) layouts.add(out, first_file, first_extent, readonly);
@@ -582,7 +622,7 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
     PathBuilder names(*tree, work.top_inode, work.prefix_node, table);
     for (size_t f = first_file; f < out.files.size(); ++f) {
       ScannedFile& file = out.files[f];
-      file.path_node = names.node(file.path_node);
+      file.path_node = names.file_node(file.path_node, file.parent);
     }
   }
   sort_by_physical_identity(out.extents);

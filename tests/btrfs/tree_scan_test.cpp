@@ -143,6 +143,52 @@ TEST_F(TreeScanTest, SnapshotCopiesFoldTheSameWhileReadAndAfterTheRead) {
               b->readonly_alias_subvolumes.subvolumes_of(static_cast<uint32_t>(i)));
 }
 
+// Only directories are kept while a subvolume is read; a file whose directory was made
+// after it (a higher inode) is judged once the whole subvolume is read, like any other.
+TEST_F(TreeScanTest, FilesMovedIntoLaterDirectoriesAreJudgedWithTheirPaths) {
+  sh("cd " + shell_quote(path("")) +
+     " && mkdir t out && head -c 20000 /dev/urandom > t/early && head -c 100 /dev/urandom > t/tiny"
+     " && head -c 20000 /dev/urandom > out/stray && head -c 20000 /dev/urandom > t/leaves"
+     " && head -c 20000 /dev/urandom > t/stays && mkdir -p t/later/sub"
+     " && mv t/early t/later/sub/moved && mv t/tiny t/later/tiny && mv out/stray t/later/stray"
+     " && mv t/leaves out/left && sync");
+  ScanOptions o;
+  o.min_file_size = 1000;
+  std::set<std::string> asked;
+  auto r = scan_tree(path("t"), o);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(paths(*r), (std::set<std::string>{"stays", "later/sub/moved", "later/stray"}));
+  for (const auto& f : r->files) {
+    struct stat st {};
+    ASSERT_EQ(::stat(path("t/" + relative_path(*r, f)).c_str(), &st), 0);
+    EXPECT_EQ(f.inode, st.st_ino) << relative_path(*r, f);
+  }
+  EXPECT_EQ(r->passed_over.excluded_files, 1u);  // tiny, below the root
+  EXPECT_EQ(r->excluded, 0u);
+
+  o.exclude = [&](const std::string&, const std::string& rel) {
+    asked.insert(rel);
+    return rel == "later/sub/moved";
+  };
+  auto x = scan_tree(path("t"), o);
+  ASSERT_TRUE(x.ok()) << x.error().message();
+  EXPECT_EQ(paths(*x), (std::set<std::string>{"stays", "later/stray"}));
+  EXPECT_EQ(x->excluded, 1u);
+  EXPECT_EQ(x->passed_over.excluded_files, 1u);
+  EXPECT_EQ(asked, (std::set<std::string>{"stays", "later/sub/moved", "later/stray",
+                                          "later/tiny"}));  // never out/left
+
+  // Without paths (the confirmation scan): the same files.
+  ScanOptions counting;
+  counting.min_file_size = 1000;
+  counting.keep_paths = false;
+  auto c = scan_tree(path("t"), counting);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  ASSERT_EQ(c->files.size(), r->files.size());
+  for (size_t i = 0; i < c->files.size(); ++i) EXPECT_EQ(c->files[i].inode, r->files[i].inode);
+  EXPECT_EQ(c->extents.size(), r->extents.size());
+}
+
 TEST_F(TreeScanTest, NestedSubvolumesOnlyWithRecursion) {
   sh("cd " + shell_quote(path("")) +
      " && mkdir top && head -c 20000 /dev/urandom > top/f && btrfs -q subvolume create top/sub"
