@@ -160,4 +160,34 @@ Result<std::optional<TreeItem>> TreeSearch::next() {
   }
 }
 
+Result<std::optional<ItemKey>> first_item_key(int fd, const SearchKey& key) {
+  // Room for the largest item a leaf (at most 64 KiB) can hold: no EOVERFLOW.
+  constexpr size_t kResultBytes = (64 << 10) + sizeof(btrfs_ioctl_search_header);
+  std::vector<uint64_t> buffer(words_for(kResultBytes));
+  btrfs_ioctl_search_args_v2 args{};
+  args.key.tree_id = key.tree_id;
+  args.key.min_objectid = key.min_objectid;
+  args.key.max_objectid = key.max_objectid;
+  args.key.min_type = key.min_type;
+  args.key.max_type = key.max_type;
+  args.key.min_offset = key.min_offset;
+  args.key.max_offset = key.max_offset;
+  args.key.min_transid = key.min_transid;
+  args.key.max_transid = key.max_transid;
+  args.key.nr_items = 1;
+  args.buf_size = kResultBytes;
+  std::memcpy(buffer.data(), &args, sizeof args);
+  if (::ioctl(fd, BTRFS_IOC_TREE_SEARCH_V2, buffer.data()) != 0)
+    return errno_error("BTRFS_IOC_TREE_SEARCH_V2 (one item) in tree " +
+                       std::to_string(key.tree_id) + " from key " +
+                       key_string(key.min_objectid, key.min_type, key.min_offset));
+  std::memcpy(&args, buffer.data(), sizeof args);
+  if (args.key.nr_items == 0) return std::optional<ItemKey>{};
+  btrfs_ioctl_search_header header;
+  std::memcpy(&header, reinterpret_cast<const uint8_t*>(buffer.data()) + kArgsBytes,
+              sizeof header);
+  return std::optional<ItemKey>{
+      ItemKey{header.objectid, static_cast<uint8_t>(header.type), header.offset}};
+}
+
 }  // namespace btrfs

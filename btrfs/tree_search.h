@@ -34,6 +34,18 @@ struct TreeItem {
   std::span<const uint8_t> data;     // raw little-endian item bytes; valid until next()
 };
 
+// The key of the first item inside `key`'s interval, or nullopt when there is none. One
+// TREE_SEARCH_V2 call with nr_items = 1: the kernel stops after that item, so a probe
+// reads only the path down to its leaf (for picking split points without a walk). The
+// kernel's interval is ONE interval over the 136-bit key: unlike TreeSearch, type and
+// offset bounds are not applied to each objectid separately.
+struct ItemKey {
+  uint64_t objectid = 0;
+  uint8_t type = 0;
+  uint64_t offset = 0;
+};
+Result<std::optional<ItemKey>> first_item_key(int fd, const SearchKey& key);
+
 class TreeSearch {
  public:
   // fd: any fd on the filesystem (for tree_id 0, one inside the wanted subvolume).

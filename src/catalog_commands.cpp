@@ -115,6 +115,7 @@ int remove_from_catalog(const std::string& hashfile, const std::vector<std::stri
     ScanOptions so;
     so.recursive = true;
     so.fold_readonly_aliases = false;
+    so.warm_csum_tree = false;  // no fingerprint follows
     auto scan = scan_tree(p, so);
     if (!scan) {
       std::fprintf(err, "btrdedupe: %s\n", scan.error().message().c_str());

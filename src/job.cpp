@@ -206,6 +206,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   std::vector<std::string> roots = r.roots;
   ScanOptions confirm_options = scan_options;
   confirm_options.keep_paths = false;
+  confirm_options.warm_csum_tree = false;  // no fingerprint follows
   auto after = catalog && catalog->incremental() ? catalog->confirm(scan)
                : flat                               ? flat->run(confirm_options)
                                                     : scan_roots(roots, confirm_options);

@@ -59,6 +59,7 @@ int list_subvolumes_command(const std::string& path, const SubvolumeListOptions&
   writable.insert(writable.end(), readonly.begin(), readonly.end());
   ScanOptions scan_options;
   scan_options.keep_paths = false;
+  scan_options.warm_csum_tree = false;  // counts only: no fingerprint follows
   auto scan = scan_subvolumes(path, writable, scan_options);
   if (!scan) return fail(err, scan.error().message());
   const auto usage = subvolume_usage(*scan);

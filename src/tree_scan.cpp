@@ -10,6 +10,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -17,6 +18,7 @@
 #include "btrfs/fd.h"
 #include "src/heap_release.h"
 #include "btrfs/tree_search.h"
+#include "src/tree_warmup.h"
 
 namespace btrdedupe {
 namespace {
@@ -82,6 +84,28 @@ struct SubvolumeTree {
   }
 };
 
+// A chunk of a subvolume tree for a warm-up thread spans at least this many inode
+// numbers (a few leaves' worth); smaller trees get fewer chunks, tiny ones none.
+constexpr uint64_t kWarmupMinInodes = 256;
+// The same for the csum tree, in bytes of disk address: a 16 KiB leaf of crc32c sums
+// covers 16 MiB of data.
+constexpr uint64_t kWarmupMinCsumBytes = 64ULL << 20;
+
+// The csum tree, warmed in the background while the scan runs (ScanOptions::warm_csum_tree).
+std::unique_ptr<TreeWarmup> warm_csum_tree(int fd, const ScanOptions& options) {
+  const unsigned threads = std::min(2u, options.warmup_threads);
+  if (!options.warm_csum_tree || threads == 0) return nullptr;
+  WarmupRange csums;
+  csums.tree_id = BTRFS_CSUM_TREE_OBJECTID;
+  csums.axis = WarmupRange::Axis::Offset;
+  csums.objectid = BTRFS_EXTENT_CSUM_OBJECTID;
+  csums.type = BTRFS_EXTENT_CSUM_KEY;
+  csums.first = 0;
+  csums.last = btrfs::kMaxU64;
+  csums.min_chunk = kWarmupMinCsumBytes;
+  return std::make_unique<TreeWarmup>(fd, csums, threads, /*with_leader=*/false);
+}
+
 void count_passed_over(const PassedOverPiece& piece, PassedOver& p) {
   if (piece.type == btrfs::FileExtentType::Inline) {
     ++p.inline_extents;
@@ -109,8 +133,10 @@ uint32_t add_name(std::string& arena, std::string_view name) {
 }
 
 // names: keep each inode's name (for paths); without, only the parent links membership needs.
+// warmup_threads: threads reading the tree ahead of this walk (src/tree_warmup.h).
 btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanResult& out,
-                                                 bool names, const DropFile& drop = {}) {
+                                                 bool names, unsigned warmup_threads,
+                                                 const DropFile& drop = {}) {
   btrfs::SearchKey key;
   key.tree_id = subvol;
   key.min_objectid = BTRFS_FIRST_FREE_OBJECTID;
@@ -118,6 +144,14 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
   key.min_type = BTRFS_INODE_ITEM_KEY;
   key.max_type = BTRFS_EXTENT_DATA_KEY;
   btrfs::TreeSearch search(fd, key, 1 << 20);
+  WarmupRange ahead;
+  ahead.tree_id = subvol;
+  ahead.first = BTRFS_FIRST_FREE_OBJECTID;
+  ahead.last = BTRFS_LAST_FREE_OBJECTID;
+  ahead.min_chunk = kWarmupMinInodes;
+  // Stopped and joined on every return below, before `fd` can go.
+  TreeWarmup warmup(fd, ahead, warmup_threads, /*with_leader=*/true);
+  uint64_t leader_at = 0;
   SubvolumeTree tree;
   const std::string where = "subvolume " + std::to_string(subvol);
   // The inode the last items belong to; its INODE_ITEM (first in key order) says what it is.
@@ -162,6 +196,7 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
     if (!next) return btrfs::Error{next.error().code, where + ": " + next.error().context};
     if (!*next) break;
     const btrfs::TreeItem& it = **next;
+    if (it.objectid != leader_at) warmup.leader_at(leader_at = it.objectid);
     ++out.tree_items;
     if (it.type != BTRFS_INODE_ITEM_KEY && it.type != BTRFS_INODE_REF_KEY &&
         it.type != BTRFS_INODE_EXTREF_KEY && it.type != BTRFS_EXTENT_DATA_KEY)
@@ -427,6 +462,8 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
   if (::fstat(fd->get(), &st) != 0) return btrfs::errno_error("stat " + root);
   if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
     return btrfs::Error{EINVAL, root + " is neither a directory nor a regular file"};
+  // Declared after fd: stopped and joined before it closes, on every return.
+  const auto csum_warmup = warm_csum_tree(fd->get(), options);
 
   ScanResult out;
   out.roots.push_back({root, S_ISREG(st.st_mode)});
@@ -453,6 +490,7 @@ btrfs::Result<ScanResult> scan_subvolumes(const std::string& fs_path,
   auto fd = btrfs::Fd::open(fs_path, O_RDONLY | O_NONBLOCK);
   if (!fd) return fd.error();
   if (auto ok = btrfs::check_is_btrfs(fd->get(), fs_path); !ok) return ok.error();
+  const auto csum_warmup = warm_csum_tree(fd->get(), options);
   ScanResult out;
   auto info = btrfs::read_fs_info(fd->get());
   if (!info) return info.error();
@@ -534,7 +572,7 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
         return true;
       };
     auto tree = read_subvolume_tree(fd, work.subvol, out, options.keep_paths || options.exclude,
-                                    drop);
+                                    options.warmup_threads, drop);
     if (!tree) return tree.error();
     for (const auto& sv : all) {
       if (sv.id == work.subvol) out.subvolumes.push_back(sv);

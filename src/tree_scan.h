@@ -34,6 +34,14 @@ struct ScanOptions {
   // Subvolumes (by id) not read at all, nor the subvolumes nested below them
   // (--exclude-subvol); counted in ScanResult::excluded.
   std::set<uint64_t> excluded_subvolumes;
+  // Cold-cache read-ahead (src/tree_warmup.h): threads that read later parts of each
+  // subvolume tree while the scan walks it. 0 turns all warm-up off. Results never
+  // depend on it; only the time of a cold scan does.
+  unsigned warmup_threads = 3;
+  // Also read the csum tree in the background during the scan (min(2, warmup_threads)
+  // threads), so fingerprint()'s csum walk that follows finds it cached. Off for scans
+  // no fingerprint follows (the confirmation after dedupe, listings).
+  bool warm_csum_tree = true;
 };
 
 // A path the user asked to scan.
