@@ -26,6 +26,24 @@ std::string key_string(uint64_t objectid, uint64_t type, uint64_t offset) {
          std::to_string(offset) + ")";
 }
 
+// The ioctl's arguments for `key`: at most `nr_items` items in `buf_size` bytes of results.
+btrfs_ioctl_search_args_v2 search_args(const SearchKey& key, uint32_t nr_items,
+                                       uint64_t buf_size) {
+  btrfs_ioctl_search_args_v2 args{};
+  args.key.tree_id = key.tree_id;
+  args.key.min_objectid = key.min_objectid;
+  args.key.max_objectid = key.max_objectid;
+  args.key.min_type = key.min_type;
+  args.key.max_type = key.max_type;
+  args.key.min_offset = key.min_offset;
+  args.key.max_offset = key.max_offset;
+  args.key.min_transid = key.min_transid;
+  args.key.max_transid = key.max_transid;
+  args.key.nr_items = nr_items;
+  args.buf_size = buf_size;
+  return args;
+}
+
 }  // namespace
 
 TreeSearch::TreeSearch(int fd, const SearchKey& key, size_t buffer_bytes)
@@ -36,18 +54,8 @@ TreeSearch::TreeSearch(int fd, const SearchKey& key, size_t buffer_bytes)
 Result<void> TreeSearch::fill() {
   for (;;) {
     const size_t capacity = buffer_.size() * sizeof(uint64_t) - kArgsBytes;
-    btrfs_ioctl_search_args_v2 args{};
-    args.key.tree_id = key_.tree_id;
-    args.key.min_objectid = key_.min_objectid;
-    args.key.max_objectid = key_.max_objectid;
-    args.key.min_type = key_.min_type;
-    args.key.max_type = key_.max_type;
-    args.key.min_offset = key_.min_offset;
-    args.key.max_offset = key_.max_offset;
-    args.key.min_transid = key_.min_transid;
-    args.key.max_transid = key_.max_transid;
-    args.key.nr_items = UINT32_MAX;  // bounded by the buffer instead
-    args.buf_size = capacity;
+    // nr_items: bounded by the buffer instead.
+    btrfs_ioctl_search_args_v2 args = search_args(key_, UINT32_MAX, capacity);
     // memcpy in and out: the buffer is uint64_t storage, not a btrfs_ioctl_search_args_v2.
     std::memcpy(buffer_.data(), &args, sizeof args);
     ++calls_;
@@ -164,18 +172,7 @@ Result<std::optional<ItemKey>> first_item_key(int fd, const SearchKey& key) {
   // Room for the largest item a leaf (at most 64 KiB) can hold: no EOVERFLOW.
   constexpr size_t kResultBytes = (64 << 10) + sizeof(btrfs_ioctl_search_header);
   std::vector<uint64_t> buffer(words_for(kResultBytes));
-  btrfs_ioctl_search_args_v2 args{};
-  args.key.tree_id = key.tree_id;
-  args.key.min_objectid = key.min_objectid;
-  args.key.max_objectid = key.max_objectid;
-  args.key.min_type = key.min_type;
-  args.key.max_type = key.max_type;
-  args.key.min_offset = key.min_offset;
-  args.key.max_offset = key.max_offset;
-  args.key.min_transid = key.min_transid;
-  args.key.max_transid = key.max_transid;
-  args.key.nr_items = 1;
-  args.buf_size = kResultBytes;
+  btrfs_ioctl_search_args_v2 args = search_args(key, 1, kResultBytes);
   std::memcpy(buffer.data(), &args, sizeof args);
   if (::ioctl(fd, BTRFS_IOC_TREE_SEARCH_V2, buffer.data()) != 0)
     return errno_error("BTRFS_IOC_TREE_SEARCH_V2 (one item) in tree " +
