@@ -32,44 +32,59 @@ void add_extent(uint64_t file_offset, const btrfs::FileExtentItem& fe, InodeStat
 
 }  // namespace
 
-btrfs::Result<std::optional<InodeState>> SubvolumeInodes::read(uint64_t inode, bool with_extents) {
+btrfs::Result<void> SubvolumeInodes::for_each_item(
+    uint64_t objectid, uint8_t min_type, uint8_t max_type,
+    const std::function<btrfs::Result<void>(const btrfs::TreeItem&)>& each) {
   btrfs::SearchKey key;
   key.tree_id = subvolume_;
-  key.min_objectid = key.max_objectid = inode;
-  key.min_type = BTRFS_INODE_ITEM_KEY;
-  key.max_type = with_extents ? BTRFS_EXTENT_DATA_KEY : BTRFS_INODE_EXTREF_KEY;
+  key.min_objectid = key.max_objectid = objectid;
+  key.min_type = min_type;
+  key.max_type = max_type;
   btrfs::TreeSearch search(fd_, key, 64 * 1024);
-  InodeState state;
-  bool found = false;
+  btrfs::Result<void> result;
   for (;;) {
     auto next = search.next();
     if (!next) {
-      calls_ += search.ioctl_calls();
-      return in_subvolume(subvolume_, next.error());
+      result = next.error();
+      break;
     }
     if (!*next) break;
-    const btrfs::TreeItem& it = **next;
     ++items_;
-    if (it.type == BTRFS_INODE_ITEM_KEY) {
-      auto item = btrfs::decode_inode_item(it.data);
-      if (!item) return in_subvolume(subvolume_, item.error());
-      state.item = *item;
-      found = true;
-    } else if ((it.type == BTRFS_INODE_REF_KEY || it.type == BTRFS_INODE_EXTREF_KEY) &&
-               state.parent == 0) {
-      auto refs = it.type == BTRFS_INODE_REF_KEY ? btrfs::decode_inode_refs(it.offset, it.data)
-                                                 : btrfs::decode_inode_extrefs(it.data);
-      if (refs && !refs->empty()) {
-        state.parent = (*refs)[0].parent;
-        state.name = std::move((*refs)[0].name);
-      }
-    } else if (it.type == BTRFS_EXTENT_DATA_KEY) {
-      auto fe = btrfs::decode_file_extent_item(it.data);
-      if (!fe) return in_subvolume(subvolume_, fe.error());
-      add_extent(it.offset, *fe, state);
-    }
+    if (result = each(**next); !result) break;
   }
   calls_ += search.ioctl_calls();
+  if (!result) return in_subvolume(subvolume_, result.error());
+  return {};
+}
+
+btrfs::Result<std::optional<InodeState>> SubvolumeInodes::read(uint64_t inode, bool with_extents) {
+  InodeState state;
+  bool found = false;
+  auto ok = for_each_item(
+      inode, BTRFS_INODE_ITEM_KEY, with_extents ? BTRFS_EXTENT_DATA_KEY : BTRFS_INODE_EXTREF_KEY,
+      [&](const btrfs::TreeItem& it) -> btrfs::Result<void> {
+        if (it.type == BTRFS_INODE_ITEM_KEY) {
+          auto item = btrfs::decode_inode_item(it.data);
+          if (!item) return item.error();
+          state.item = *item;
+          found = true;
+        } else if ((it.type == BTRFS_INODE_REF_KEY || it.type == BTRFS_INODE_EXTREF_KEY) &&
+                   state.parent == 0) {
+          auto refs = it.type == BTRFS_INODE_REF_KEY
+                          ? btrfs::decode_inode_refs(it.offset, it.data)
+                          : btrfs::decode_inode_extrefs(it.data);
+          if (refs && !refs->empty()) {
+            state.parent = (*refs)[0].parent;
+            state.name = std::move((*refs)[0].name);
+          }
+        } else if (it.type == BTRFS_EXTENT_DATA_KEY) {
+          auto fe = btrfs::decode_file_extent_item(it.data);
+          if (!fe) return fe.error();
+          add_extent(it.offset, *fe, state);
+        }
+        return {};
+      });
+  if (!ok) return ok.error();
   if (!found) return std::optional<InodeState>{};
   return std::optional<InodeState>{std::move(state)};
 }
@@ -100,25 +115,16 @@ btrfs::Result<std::optional<std::string>> SubvolumeInodes::directory_below(uint6
 }
 
 btrfs::Result<std::vector<uint64_t>> SubvolumeInodes::children(uint64_t dir) {
-  btrfs::SearchKey key;
-  key.tree_id = subvolume_;
-  key.min_objectid = key.max_objectid = dir;
-  key.min_type = key.max_type = BTRFS_DIR_INDEX_KEY;
-  btrfs::TreeSearch search(fd_, key, 64 * 1024);
   std::vector<uint64_t> out;
-  for (;;) {
-    auto next = search.next();
-    if (!next) {
-      calls_ += search.ioctl_calls();
-      return in_subvolume(subvolume_, next.error());
-    }
-    if (!*next) break;
-    ++items_;
-    auto target = btrfs::decode_dir_index((*next)->data);
-    if (!target) return in_subvolume(subvolume_, target.error());
-    if (target->type == BTRFS_INODE_ITEM_KEY) out.push_back(target->objectid);
-  }
-  calls_ += search.ioctl_calls();
+  auto ok = for_each_item(dir, BTRFS_DIR_INDEX_KEY, BTRFS_DIR_INDEX_KEY,
+                          [&](const btrfs::TreeItem& it) -> btrfs::Result<void> {
+                            auto target = btrfs::decode_dir_index(it.data);
+                            if (!target) return target.error();
+                            if (target->type == BTRFS_INODE_ITEM_KEY)
+                              out.push_back(target->objectid);
+                            return {};
+                          });
+  if (!ok) return ok.error();
   return out;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -11,6 +12,7 @@
 
 #include "btrfs/items.h"
 #include "btrfs/result.h"
+#include "btrfs/tree_search.h"
 #include "src/file_extent.h"
 
 namespace btrdedupe {
@@ -48,6 +50,11 @@ class SubvolumeInodes {
     std::string name;
   };
   btrfs::Result<std::optional<Name>> name_of_directory(uint64_t dir);
+  // Searches one objectid's items of types [min_type, max_type], counting items and calls,
+  // and calls `each` with every item; an error of the search or of `each` ends it.
+  btrfs::Result<void> for_each_item(
+      uint64_t objectid, uint8_t min_type, uint8_t max_type,
+      const std::function<btrfs::Result<void>(const btrfs::TreeItem&)>& each);
 
   int fd_;
   uint64_t subvolume_;
