@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <tuple>
 
 #include "btrfs/items.h"
@@ -15,6 +16,7 @@ namespace {
 constexpr size_t kMaxResultBytes = 16 << 20;  // the kernel's cap for TREE_SEARCH_V2
 constexpr size_t kMinResultBytes = sizeof(btrfs_ioctl_search_header);
 constexpr size_t kArgsBytes = sizeof(btrfs_ioctl_search_args_v2);
+constexpr size_t kMaxItemBytes = 64 << 10;  // a leaf's data area is below the 64 KiB nodesize cap
 static_assert(kArgsBytes % sizeof(uint64_t) == 0, "results must start 8-byte aligned");
 
 size_t words_for(size_t result_bytes) {
@@ -48,24 +50,43 @@ btrfs_ioctl_search_args_v2 search_args(const SearchKey& key, uint32_t nr_items,
 
 TreeSearch::TreeSearch(int fd, const SearchKey& key, size_t buffer_bytes)
     : fd_(fd), box_(key), key_(key) {
-  buffer_.resize(words_for(std::clamp(buffer_bytes, kMinResultBytes, kMaxResultBytes)));
+  allocate(words_for(std::clamp(buffer_bytes, kMinResultBytes, kMaxResultBytes)));
+}
+
+void TreeSearch::allocate(size_t words) {
+  // Not zeroed: the kernel writes what is read back (a targeted read makes many searches).
+  buffer_ = std::make_unique_for_overwrite<uint64_t[]>(words);
+  words_ = words;
 }
 
 Result<void> TreeSearch::fill() {
+  range_ended_ = false;
   for (;;) {
-    const size_t capacity = buffer_.size() * sizeof(uint64_t) - kArgsBytes;
+    const size_t capacity = words_ * sizeof(uint64_t) - kArgsBytes;
     // nr_items: bounded by the buffer instead.
     btrfs_ioctl_search_args_v2 args = search_args(key_, UINT32_MAX, capacity);
     // memcpy in and out: the buffer is uint64_t storage, not a btrfs_ioctl_search_args_v2.
-    std::memcpy(buffer_.data(), &args, sizeof args);
+    std::memcpy(buffer_.get(), &args, sizeof args);
     ++calls_;
-    const int rc = ::ioctl(fd_, BTRFS_IOC_TREE_SEARCH_V2, buffer_.data());
+    const int rc = ::ioctl(fd_, BTRFS_IOC_TREE_SEARCH_V2, buffer_.get());
     const int err = errno;
-    std::memcpy(&args, buffer_.data(), sizeof args);
+    std::memcpy(&args, buffer_.get(), sizeof args);
     if (rc == 0) {
       pending_ = args.key.nr_items;
       pos_ = 0;
       end_ = capacity;
+      // The kernel stops when the next item does not fit, or at the end of the box. With
+      // room left for the largest item a leaf can hold, it was the end: no second call
+      // just to be told so (half the calls of a targeted read).
+      size_t used = 0;
+      const auto* results = reinterpret_cast<const uint8_t*>(buffer_.get()) + kArgsBytes;
+      for (uint32_t i = 0; i < pending_ && used + sizeof(btrfs_ioctl_search_header) <= capacity;
+           ++i) {
+        btrfs_ioctl_search_header header;
+        std::memcpy(&header, results + used, sizeof header);
+        used += sizeof header + header.len;
+      }
+      range_ended_ = used + sizeof(btrfs_ioctl_search_header) + kMaxItemBytes <= capacity;
       return {};
     }
     if (err != EOVERFLOW || capacity >= kMaxResultBytes) {
@@ -81,7 +102,7 @@ Result<void> TreeSearch::fill() {
     }
     // One item did not fit; the kernel says in buf_size how much it needs.
     const size_t wanted_bytes = std::max<size_t>(capacity * 2, args.buf_size);
-    buffer_.assign(words_for(std::min(wanted_bytes, kMaxResultBytes)), 0);
+    allocate(words_for(std::min(wanted_bytes, kMaxResultBytes)));
   }
 }
 
@@ -127,12 +148,12 @@ bool TreeSearch::wanted(const TreeItem& item) const {
 }
 
 Result<std::optional<TreeItem>> TreeSearch::next() {
-  const uint8_t* results = reinterpret_cast<const uint8_t*>(buffer_.data()) + kArgsBytes;
+  const uint8_t* results = reinterpret_cast<const uint8_t*>(buffer_.get()) + kArgsBytes;
   for (;;) {
     if (pending_ == 0) {
-      if (done_) return std::optional<TreeItem>{};
+      if (done_ || range_ended_) return std::optional<TreeItem>{};
       if (auto filled = fill(); !filled) return filled.error();
-      results = reinterpret_cast<const uint8_t*>(buffer_.data()) + kArgsBytes;
+      results = reinterpret_cast<const uint8_t*>(buffer_.get()) + kArgsBytes;
       if (pending_ == 0) {
         done_ = true;
         return std::optional<TreeItem>{};

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -68,7 +69,11 @@ class TreeSearch {
   int fd_;
   SearchKey box_;                  // what the caller asked for
   SearchKey key_;                  // min key advances as results are consumed
-  std::vector<uint64_t> buffer_;   // 8-byte aligned: args header + results
+  void allocate(size_t words);
+
+  std::unique_ptr<uint64_t[]> buffer_;  // 8-byte aligned: args header + results
+  size_t words_ = 0;
+  bool range_ended_ = false;       // the last call ended at the end of the box
   size_t pos_ = 0, end_ = 0;       // byte positions inside the results area
   uint32_t pending_ = 0;           // items left in the current batch
   bool done_ = false;

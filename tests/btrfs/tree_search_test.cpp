@@ -313,12 +313,32 @@ TEST_F(TreeSearch, TinyBufferContinuesToTheSameItems) {
   const auto tiny = search_all(fd.get(), whole_tree(), 4096);
   // Each file: INODE_ITEM, INODE_REF, inline EXTENT_DATA, and DIR_ITEM + DIR_INDEX.
   EXPECT_GT(big.items.size(), 5 * 1500u);
-  EXPECT_EQ(big.ioctl_calls, 2u);  // one batch, then the empty answer that ends the search
+  EXPECT_EQ(big.ioctl_calls, 1u);  // one batch, with room left: the kernel reached the end
   EXPECT_GT(tiny.ioctl_calls, 20u);
   EXPECT_TRUE(tiny.items == big.items);
   EXPECT_TRUE(std::is_sorted(big.items.begin(), big.items.end(), [](const auto& a, const auto& b) {
     return std::tie(a.objectid, a.type, a.offset) < std::tie(b.objectid, b.type, b.offset);
   }));
+}
+
+// A targeted read of one inode: when the answer leaves room for the largest item a leaf can
+// hold, the kernel stopped at the end of the box, and no second call is made to hear that.
+// When it does not, the search asks again and gets the same items.
+TEST_F(TreeSearch, OneCallWhenTheAnswerLeavesRoomForAnyItem) {
+  write_direct("f", 1048576);
+  write_direct("f", 4096, 409600);
+  commit();
+  auto fd = root_fd();
+  btrfs::SearchKey key;
+  key.min_objectid = key.max_objectid = ino("f");
+  key.min_type = BTRFS_INODE_ITEM_KEY;
+  key.max_type = BTRFS_EXTENT_DATA_KEY;
+  const auto roomy = search_all(fd.get(), key, 96 << 10);
+  const auto tight = search_all(fd.get(), key, 4096);
+  EXPECT_EQ(roomy.ioctl_calls, 1u);
+  EXPECT_EQ(tight.ioctl_calls, 2u);
+  EXPECT_EQ(roomy.items.size(), 5u);  // INODE_ITEM, INODE_REF, three EXTENT_DATA
+  EXPECT_TRUE(roomy.items == tight.items);
 }
 
 TEST_F(TreeSearch, BoxFiltersTypesAndOffsets) {
