@@ -17,6 +17,8 @@ namespace {
 using Outcome = IncrementalScan::Outcome;
 
 constexpr int64_t kClockMarginSeconds = 300;
+// Earlier windows' files taken per hash as twins of a window's file (two: one may be gone).
+constexpr size_t kWindowTwinsPerHash = 2;
 
 bool same_state(const CatalogFile& row, const btrfs::InodeItem& item) {
   return row.size == item.size && row.flags == item.flags &&
@@ -72,6 +74,79 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
   if (!inc || !*inc) return std::optional<ScanResult>{};
   incremental_ = std::move(*inc);
   return find_changed(std::move(out));
+}
+
+btrfs::Result<std::optional<ScanResult>> CatalogSession::windowed_scan(
+    const std::vector<std::string>& roots, const ScanOptions& options) {
+  ScanResult base;
+  auto scan = IncrementalScan::of_roots(roots, options, base);
+  return start_windows(std::move(scan), std::move(base));
+}
+
+btrfs::Result<std::optional<ScanResult>> CatalogSession::windowed_scan(
+    const std::string& fs_path, const std::vector<SubvolumeRoot>& flat,
+    const ScanOptions& options) {
+  ScanResult base;
+  auto scan = IncrementalScan::of_subvolumes(fs_path, flat, options, base);
+  return start_windows(std::move(scan), std::move(base));
+}
+
+btrfs::Result<std::optional<ScanResult>> CatalogSession::start_windows(
+    btrfs::Result<std::unique_ptr<IncrementalScan>> scan, ScanResult base) {
+  if (!scan) return scan.error();
+  // Rows of an earlier run would need a merge against the whole scan (stale rows, changed
+  // files): such a run scans whole. So do read-only snapshots folded into their originals.
+  if (!*scan || holds_files() || !(*scan)->windows_allowed(base))
+    return std::optional<ScanResult>{};
+  incremental_ = std::move(*scan);
+  windowed_ = true;
+  return std::optional<ScanResult>{std::move(base)};
+}
+
+btrfs::Result<bool> CatalogSession::next_window(ScanResult& window, size_t max_files) {
+  auto more = incremental_->read_window(window, max_files);
+  if (!more) return more.error();
+  incremental_->finish(window);
+  return *more;
+}
+
+btrfs::Result<void> CatalogSession::record_windowed(const ScanResult& scan,
+                                                    const ScanResult* after,
+                                                    const RunRecord& run) {
+  if (!writing_) {
+    if (auto ok = catalog_->begin(); !ok) return ok;
+    writing_ = true;
+  }
+  std::unordered_map<uint64_t, uint64_t> gens;
+  for (const auto& sv : scan.subvolumes) gens[sv.id] = generations_at_start_[sv.id];
+  // Our dedupe raised the generations. The new one is taken when every inode changed since
+  // the run began is a file of the run, with the size and mtime of its row (no file's
+  // state is held in memory for this: the rows were written as the windows went).
+  if (after && run.bytes_deduped) {
+    auto now = generations_after_commit();
+    if (now)
+      for (auto& [id, gen] : gens) {
+        auto it = now->find(id);
+        if (it == now->end() || it->second == gen) continue;
+        bool steady = true;
+        const uint64_t subvolume = id;
+        auto found = incremental_->changed_inodes(
+            subvolume, gen, it->second, [&](uint64_t inode, const btrfs::InodeItem& item) {
+              if (!steady) return;
+              const auto row = catalog_->file({subvolume, inode});
+              steady = row && same_state(*row, item);
+            });
+        if (!found) return found.error();
+        if (steady) gen = it->second;
+      }
+  }
+  for (const auto& key : stale_)
+    if (auto ok = catalog_->remove_file(key); !ok) return ok;
+  if (auto ok = catalog_->set_subvolume_generations(gens); !ok) return ok;
+  if (auto ok = catalog_->set_pending(!run.complete); !ok) return ok;
+  if (auto ok = catalog_->add_run(run); !ok) return ok;
+  writing_ = false;
+  return catalog_->commit();
 }
 
 btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult scan) {
@@ -181,7 +256,11 @@ btrfs::Result<void> CatalogSession::check_directory(uint64_t subvolume, uint64_t
 
 btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanResult& scan,
                                                                         CatalogStats& stats) {
-  stats.incremental = true;
+  stats.incremental = !windowed_;
+  if (windowed_ && !writing_) {  // the whole run's rows in one transaction, as a full run's
+    if (auto ok = catalog_->begin(); !ok) return ok.error();
+    writing_ = true;
+  }
   // Every file of the scan is new or changed.
   auto fp = btrdedupe::fingerprint(scan, {}, nullptr, read_threads_);
   if (!fp) return fp.error();
@@ -193,8 +272,16 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   for (const auto& f : scan.files) in_scan.insert({f.subvolume, f.inode});
   std::set<std::pair<uint64_t, uint64_t>> candidates;  // ordered: a deterministic scan
   auto consider = [&](const std::vector<FileKey>& keys) {
-    for (const auto& k : keys)
-      if (!in_scan.count(k) && !stale_.count(k)) candidates.emplace(k.subvolume, k.inode);
+    size_t taken = 0;
+    for (const auto& k : keys) {
+      // A window needs a source for its files, not every earlier twin: those were matched
+      // with each other in their own windows. The bound keeps a window's memory flat
+      // however many copies came before.
+      if (windowed_ && taken == kWindowTwinsPerHash) break;
+      if (in_scan.count(k) || stale_.count(k)) continue;
+      candidates.emplace(k.subvolume, k.inode);
+      ++taken;
+    }
   };
   for (uint32_t i = 0; i < scan.files.size(); ++i) {
     const auto& f = scan.files[i];
@@ -206,7 +293,12 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
     if (entry.row.whole_hash) consider(catalog_->files_with_hash(*entry.row.whole_hash));
     for (uint64_t h : entry.blocks)
       if (h) consider(catalog_->files_with_block(h));
-    fingerprinted_[{f.subvolume, f.inode}] = std::move(entry);
+    if (windowed_) {  // written now: the next windows look this file up
+      if (auto ok = catalog_->put_file({f.subvolume, f.inode}, entry.row, entry.blocks); !ok)
+        return ok.error();
+    } else {
+      fingerprinted_[{f.subvolume, f.inode}] = std::move(entry);
+    }
   }
 
   // Verify before use: a candidate is read from the tree now; gone or out of scope, its row
@@ -253,16 +345,18 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   const uint64_t gone = changed_with_row_ + stale_.size();
   stats.files_known = known_rows_ > gone ? known_rows_ - gone : 0;
   const auto order = incremental_->finish(scan);
+  earlier_.assign(order.size(), false);
   if (stats.candidates == 0) return fp;
 
   std::vector<bool> wanted(order.size(), false);
   for (uint32_t i = 0; i < order.size(); ++i) wanted[i] = order[i] >= changed;
+  if (windowed_) earlier_ = wanted;
   auto more = btrdedupe::fingerprint(scan, {}, &wanted, read_threads_);
   if (!more) return more.error();
   fp->files = FileSumsTable::gather(order.size(), cs, [&](size_t i) {
     return wanted[i] ? more->files[i] : fp->files[order[i]];
   });
-  add_stats(fp->stats, more->stats);
+  fp->stats.add(more->stats);
   return fp;
 }
 

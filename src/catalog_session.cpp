@@ -118,16 +118,6 @@ btrfs::Result<std::unordered_map<uint64_t, uint64_t>> CatalogSession::generation
   return generations_now(first_path_);
 }
 
-void CatalogSession::add_stats(FingerprintStats& into, const FingerprintStats& more) {
-  into.extents_from_csums += more.extents_from_csums;
-  into.bytes_from_csums += more.bytes_from_csums;
-  into.extents_read += more.extents_read;
-  into.bytes_read += more.bytes_read;
-  into.csum_searches += more.csum_searches;
-  into.read_errors += more.read_errors;
-  into.errors.insert(into.errors.end(), more.errors.begin(), more.errors.end());
-}
-
 btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open(JobOptions& options) {
   auto catalog = Catalog::open(options.hashfile);
   if (!catalog) return catalog.error();
@@ -147,6 +137,31 @@ btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open(JobOptions& 
   }
   s->block_size_ = options.block_size;
   return s;
+}
+
+btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open_temporary(
+    const JobOptions& options) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string path = std::string(tmp && *tmp ? tmp : "/var/tmp") + "/btrdedupe-window-XXXXXX";
+  const int fd = ::mkstemp(path.data());
+  if (fd < 0) return btrfs::errno_error("creating a temporary catalog in " + path);
+  ::close(fd);
+  auto catalog = Catalog::open(path);
+  if (!catalog) {
+    ::unlink(path.c_str());
+    return catalog.error();
+  }
+  std::unique_ptr<CatalogSession> s(new CatalogSession(std::move(*catalog)));
+  s->temporary_ = path;
+  s->block_size_ = options.block_size;
+  return s;
+}
+
+CatalogSession::~CatalogSession() {
+  if (temporary_.empty()) return;
+  catalog_.reset();  // closed before its files go
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    ::unlink((temporary_ + suffix).c_str());
 }
 
 btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& options,
@@ -300,12 +315,13 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   fp->files = FileSumsTable::gather(n, cs, [&](size_t i) {
     return candidate[i] ? more->files[i] : fp->files[i];
   });
-  add_stats(fp->stats, more->stats);
+  fp->stats.add(more->stats);
   return fp;
 }
 
 btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanResult* after,
                                            const RunRecord& run) {
+  if (windowed_) return record_windowed(scan, after, run);
   if (incremental_) return record_incremental(scan, after, run);
   if (!writing_) {  // nothing changed, nothing was read: only the run is new
     if (auto ok = catalog_->begin(); !ok) return ok;

@@ -43,6 +43,14 @@ class CatalogSession {
   // results) from the catalog: a replay of its last run.
   static btrfs::Result<std::unique_ptr<CatalogSession>> open(JobOptions& options);
 
+  // A catalog in a new temporary file (in $TMPDIR, else /var/tmp: on disk, not in memory),
+  // removed when the session ends: what a run read in windows without --hashfile matches
+  // each window against. Scope and paths come from `options`.
+  static btrfs::Result<std::unique_ptr<CatalogSession>> open_temporary(const JobOptions& options);
+  ~CatalogSession();
+  CatalogSession(const CatalogSession&) = delete;
+  CatalogSession& operator=(const CatalogSession&) = delete;
+
   // Binds the catalog to the filesystem of the job's paths and to its scope, and reads the
   // subvolume generations before any tree is read. True when nothing changed.
   // `will_scan` (a flat subvolume selection): the subvolumes the run is to scan; one the
@@ -59,7 +67,30 @@ class CatalogSession {
   btrfs::Result<std::optional<ScanResult>> incremental_scan(
       const std::string& fs_path, const std::vector<SubvolumeRoot>& flat,
       const ScanOptions& options);
-  bool incremental() const { return incremental_ != nullptr; }
+  bool incremental() const { return incremental_ != nullptr && !windowed_; }
+
+  // A full run read in windows of files, for trees too large to hold whole (its memory then
+  // follows the window, not the tree). Each window's files are fingerprinted, their rows
+  // written at once, and the files of earlier windows they may duplicate are looked up in
+  // the catalog and read from the tree, as an incremental run does with changed files.
+  // Possible when the catalog holds no file yet (a first run, or a temporary catalog) and
+  // no read-only snapshot is scanned with folding. The result is the run's base (roots,
+  // filesystem, subvolumes, no file); nullopt: the run must scan whole.
+  btrfs::Result<std::optional<ScanResult>> windowed_scan(const std::vector<std::string>& roots,
+                                                        const ScanOptions& options);
+  btrfs::Result<std::optional<ScanResult>> windowed_scan(const std::string& fs_path,
+                                                        const std::vector<SubvolumeRoot>& flat,
+                                                        const ScanOptions& options);
+  // Fills `window` (the base's roots, filesystem and subvolumes, no file) with the next
+  // window of at most `max_files` files. False once the trees are read to their end (the
+  // window may still hold files then).
+  btrfs::Result<bool> next_window(ScanResult& window, size_t max_files);
+  bool windowed() const { return windowed_; }
+  // Whether the catalog holds any file's row (an earlier run's).
+  bool holds_files() const { return !catalog_->files_per_subvolume().empty(); }
+  // After fingerprint() of a window: which of its files (by index) are catalogued files of
+  // earlier windows, joined as possible twins (PlanOptions::earlier).
+  const std::vector<bool>& earlier_files() const { return earlier_; }
 
   // Fingerprints the changed files of `scan` and the catalogued files they may duplicate;
   // other files keep empty (unknown) sums and are left out of matching. An incremental
@@ -69,6 +100,11 @@ class CatalogSession {
   btrfs::Result<FingerprintResult> fingerprint(ScanResult& scan, CatalogStats& stats,
                                                unsigned threads = 0);
 
+  // The re-read after a window's dedupe: the files marked in `which` (its destinations),
+  // in `window` itself (reread_in_place).
+  btrfs::Result<void> confirm_window(ScanResult& window, const std::vector<bool>& which) {
+    return reread_in_place(incremental_->fd(), window, which);
+  }
   // The re-read after an incremental run's dedupe: the files of `scan` only.
   btrfs::Result<ScanResult> confirm(const ScanResult& scan) {
     return reread_files(incremental_->fd(), scan);
@@ -107,11 +143,18 @@ class CatalogSession {
   // The generations once our own dedupe is committed (syncfs first: they only move when a
   // transaction commits).
   btrfs::Result<std::unordered_map<uint64_t, uint64_t>> generations_after_commit() const;
-  static void add_stats(FingerprintStats& into, const FingerprintStats& more);
   btrfs::Result<void> record_incremental(const ScanResult& scan, const ScanResult* after,
                                          const RunRecord& run);
 
+  btrfs::Result<std::optional<ScanResult>> start_windows(
+      btrfs::Result<std::unique_ptr<IncrementalScan>> scan, ScanResult base);
+  btrfs::Result<void> record_windowed(const ScanResult& scan, const ScanResult* after,
+                                      const RunRecord& run);
+
   std::unique_ptr<Catalog> catalog_;
+  std::string temporary_;  // the catalog's file, when open_temporary() made it
+  bool windowed_ = false;
+  std::vector<bool> earlier_;
   std::string first_path_;
   std::unordered_map<uint64_t, uint64_t> generations_at_start_;
   uint64_t block_size_ = 128 * 1024;

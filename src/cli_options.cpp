@@ -80,7 +80,9 @@ po::options_description visible_options() {
       ("version", "show the version and exit");
   po::options_description compat("Accepted for duperemove scripts, without effect here");
   compat.add_options()
-      ("batchsize,B", po::value<unsigned>()->value_name("N"), "no batches: all files in one pass")
+      ("batchsize,B", po::value<unsigned>()->value_name("N"),
+       "read, match and dedupe the tree in windows of N files (memory follows N); default: "
+       "whole up to 180000 files, then windows of 16384")
       ("cpu-threads", po::value<unsigned>()->value_name("N"),
        "fingerprints come from the csum tree")
       ("skip-zeroes", "holes and prealloc are never read; zero blocks match like any data")
@@ -297,8 +299,7 @@ ParsedCli parse_cli(int argc, const char* const* argv) {
       error = "-B/--batchsize: must be at least 1";
       return parsed;
     }
-    o.no_effect.push_back("-B/--batchsize: no effect here (no batches: every file is matched "
-                          "against every other in one pass)");
+    o.window_files = vm["batchsize"].as<unsigned>();
   }
   if (vm.count("skip-zeroes"))
     o.no_effect.push_back("--skip-zeroes: no effect here (holes and preallocated ranges are "

@@ -38,6 +38,7 @@ struct CliOptions {
   ProgressMode progress = ProgressMode::Auto;
   Prefetch prefetch = Prefetch::Fadvise;
   std::string hashfile;        // --hashfile=F (the catalog; see JobOptions::hashfile)
+  uint64_t window_files = 0;   // -B N (JobOptions::window_files); 0: automatic
   // Accepted for duperemove compatibility, without effect here; each is noted once.
   std::vector<std::string> no_effect;
   bool show_help = false;

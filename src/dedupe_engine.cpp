@@ -378,4 +378,22 @@ DedupeStats run_dedupe(const ScanResult& scan, const DedupePlan& plan, const Ded
   return DedupeRun(scan, plan, options).run();
 }
 
+void DedupeStats::add(const DedupeStats& more) {
+  calls += more.calls;
+  bytes_deduped += more.bytes_deduped;
+  for (const auto& [id, bytes] : more.bytes_by_subvolume) bytes_by_subvolume[id] += bytes;
+  ranges_same += more.ranges_same;
+  ranges_differ += more.ranges_differ;
+  ranges_changed += more.ranges_changed;
+  ranges_failed += more.ranges_failed;
+  ranges_retried += more.ranges_retried;
+  bytes_prefetched += more.bytes_prefetched;
+  for (const auto& [code, ranges] : more.errors_by_code) errors_by_code[code] += ranges;
+  for (const auto& m : more.messages)  // the first few over the whole run
+    if (messages.size() < kMaxMessages) messages.push_back(m);
+  stopped = stopped || more.stopped;
+  no_space = no_space || more.no_space;
+  ranges_not_tried += more.ranges_not_tried;
+}
+
 }  // namespace btrdedupe

@@ -59,6 +59,8 @@ struct DedupeStats {
   // every one would fail the same way after the kernel's costly attempt to find space.
   bool no_space = false;
   uint64_t ranges_not_tried = 0;           // ranges of the rounds not started because of it
+  // Adds the figures of a later window's dedupe (a run read in windows) to these.
+  void add(const DedupeStats& more);
 };
 
 DedupeStats run_dedupe(const ScanResult& scan, const DedupePlan& plan, const DedupeOptions& options);

@@ -80,6 +80,8 @@ DedupePlan plan_rounds(const ScanResult& scan, const MatchResult& matches,
     for (size_t i = 0; i < g.members.size(); ++i) {
       const auto& m = g.members[i];
       if (i == t || m.layout == target.layout) continue;
+      if (options.earlier && (*options.earlier)[m.file] && (*options.earlier)[target.file])
+        continue;
       if (!options.dedupe_readonly && readonly_subvolume(scan, scan.files[m.file].subvolume)) {
         ++plan.readonly_members_skipped;
         continue;

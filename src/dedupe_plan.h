@@ -41,6 +41,10 @@ struct PlanOptions {
   uint64_t round_bytes = 16ULL << 20;  // sector multiple
   size_t max_destinations = btrfs::kMaxDedupeDestinations;
   bool dedupe_readonly = false;        // allow destinations in read-only snapshots
+  // A run read in windows: the files (by index) that joined this window from earlier ones
+  // as possible twins. A pair of them was planned in an earlier window already: neither
+  // becomes the other's destination again (no second try of what was refused there).
+  const std::vector<bool>* earlier = nullptr;
 };
 
 struct DedupePlan {

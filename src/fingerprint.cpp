@@ -255,4 +255,14 @@ btrfs::Result<FingerprintResult> fingerprint(
   return out;
 }
 
+void FingerprintStats::add(const FingerprintStats& more) {
+  extents_from_csums += more.extents_from_csums;
+  bytes_from_csums += more.bytes_from_csums;
+  extents_read += more.extents_read;
+  bytes_read += more.bytes_read;
+  csum_searches += more.csum_searches;
+  read_errors += more.read_errors;
+  errors.insert(errors.end(), more.errors.begin(), more.errors.end());
+}
+
 }  // namespace btrdedupe

@@ -71,6 +71,8 @@ struct FingerprintStats {
   uint64_t csum_searches = 0;                             // TREE_SEARCH_V2 calls on tree 7
   uint64_t read_errors = 0;
   std::vector<std::string> errors;                         // first few, "path: reason"
+  // Adds the figures of another read (candidates, a later window) to these.
+  void add(const FingerprintStats& more);
 };
 
 struct FingerprintResult {

@@ -147,7 +147,8 @@ btrfs::Result<IncrementalScan::Outcome> IncrementalScan::place(ScanResult* into,
                                                                uint64_t inode,
                                                                const InodeState& state) {
   if (!state.item.is_regular() || state.parent == 0) return Outcome::OutOfScope;
-  for (const auto& place : places_) {
+  for (size_t index = 0; index < places_.size(); ++index) {
+    const Place& place = places_[index];
     if (place.subvolume != subvolume) continue;
     auto dir = inodes(subvolume).directory_below(state.parent, place.top_inode);
     if (!dir) return dir.error();
@@ -168,20 +169,63 @@ btrfs::Result<IncrementalScan::Outcome> IncrementalScan::place(ScanResult* into,
     f.parent = state.parent;
     f.set_mtime(it.mtime);
     f.root = place.root;
-    f.path_node = options_.keep_paths ? out.paths.add(PathTable::kRoot, rel) : PathTable::kRoot;
+    f.path_node = PathTable::kRoot;
+    if (options_.keep_paths) {
+      // Each directory's path once per scan result, its files' names below it.
+      auto node = directory_nodes_.try_emplace({index, state.parent}, PathTable::kRoot);
+      if (node.second) {
+        const std::string dir_path = join_relative(place.prefix, **dir);
+        if (!dir_path.empty())  // a file right at the root hangs from kRoot
+          node.first->second = out.paths.add(PathTable::kRoot, dir_path);
+      }
+      f.path_node = out.paths.add(node.first->second, state.name);
+    }
     out.files.push_back(f);
     for (FileExtent e : state.extents) {
       e.file = file;
       out.extents.push_back(e);
     }
-    auto& p = out.passed_over;
-    const auto& q = state.passed_over;
-    p.inline_extents += q.inline_extents, p.inline_bytes += q.inline_bytes;
-    p.hole_extents += q.hole_extents, p.hole_bytes += q.hole_bytes;
-    p.prealloc_extents += q.prealloc_extents, p.prealloc_bytes += q.prealloc_bytes;
+    out.passed_over.add(state.passed_over);
     return Outcome::Added;
   }
   return Outcome::OutOfScope;
+}
+
+bool IncrementalScan::windows_allowed(const ScanResult& out) const {
+  if (!options_.fold_readonly_aliases) return true;
+  return std::none_of(out.subvolumes.begin(), out.subvolumes.end(),
+                      [](const btrfs::Subvolume& s) { return s.readonly; });
+}
+
+btrfs::Result<bool> IncrementalScan::read_window(ScanResult& out, size_t max_files) {
+  directory_nodes_.clear();  // a new window has its own path table
+  for (; window_place_ < places_.size(); ++window_place_, window_next_ = 0) {
+    const uint64_t subvolume = places_[window_place_].subvolume;
+    // A subvolume reached by two places is read once (place() puts a file under the first).
+    bool earlier = false;
+    for (size_t i = 0; i < window_place_; ++i) earlier = earlier || places_[i].subvolume == subvolume;
+    if (earlier) continue;
+    btrfs::Result<void> failed;
+    auto next = inodes(subvolume).read_from(window_next_, [&](uint64_t inode, InodeState& state) {
+      if (!state.item.is_regular()) return true;
+      auto added = place(&out, subvolume, inode, state);
+      if (!added) {
+        failed = added.error();
+        return false;
+      }
+      return out.files.size() < max_files;
+    });
+    if (!next) return next.error();
+    if (!failed) return failed.error();
+    window_next_ = *next;
+    if (window_next_ != 0) return true;  // the window is full
+    if (out.files.size() >= max_files) {
+      ++window_place_;
+      window_next_ = 0;
+      return window_place_ < places_.size();
+    }
+  }
+  return false;
 }
 
 std::vector<uint32_t> IncrementalScan::finish(ScanResult& out) {
@@ -253,6 +297,37 @@ btrfs::Result<ScanResult> reread_files(int fd, const ScanResult& scan) {
   }
   sort_by_physical_identity(out.extents);
   return out;
+}
+
+btrfs::Result<void> reread_in_place(int fd, ScanResult& scan, const std::vector<bool>& which) {
+  std::erase_if(scan.extents, [&](const FileExtent& e) { return which[e.file]; });
+  std::map<uint64_t, SubvolumeInodes> readers;
+  for (uint32_t i = 0; i < scan.files.size(); ++i) {
+    if (!which[i]) continue;
+    ScannedFile& f = scan.files[i];
+    auto& reader = readers.try_emplace(f.subvolume, fd, f.subvolume).first->second;
+    auto state = reader.read(f.inode, true);
+    if (!state) return state.error();
+    if (!*state) {  // gone since: no extents, and a state no live file has
+      f.size = 0;
+      f.set_mtime({-1, 0});
+      continue;
+    }
+    const auto& it = (*state)->item;
+    f.size = it.size;
+    f.set_mtime(it.mtime);
+    f.inode_flags = it.flags;
+    for (FileExtent e : (*state)->extents) {
+      e.file = i;
+      scan.extents.push_back(e);
+    }
+  }
+  for (const auto& [id, reader] : readers) {
+    scan.tree_items += reader.items();
+    scan.search_calls += reader.calls();
+  }
+  sort_by_physical_identity(scan.extents);
+  return {};
 }
 
 }  // namespace btrdedupe

@@ -55,6 +55,16 @@ class IncrementalScan {
                              const InodeState& state) {
     return place(&out, subvolume, inode, state);
   }
+  // The files of the next window of a full scan read in windows (a run too large to hold
+  // whole): reads the subvolume trees of the places sequentially from where the last window
+  // stopped and adds the files the full scan would have (as add() does) until `out` holds
+  // `max_files` files. False when every tree was read to its end.
+  // Read-only snapshot files are not folded here: a windowed run is only made when no
+  // read-only subvolume is scanned with folding (see windows_allowed()).
+  btrfs::Result<bool> read_window(ScanResult& out, size_t max_files);
+  // Whether a full scan of the places may be read in windows: no scanned subvolume is a
+  // read-only one whose files the full scan would fold.
+  bool windows_allowed(const ScanResult& out) const;
   int fd() const { return fd_.get(); }
   // Whether read-only snapshot files fold into their originals (ScanOptions).
   bool folds_readonly_aliases() const { return options_.fold_readonly_aliases; }
@@ -87,11 +97,23 @@ class IncrementalScan {
   std::map<uint64_t, SubvolumeInodes> inodes_;
   std::vector<std::string> roots_;
   uint64_t changed_items_ = 0, changed_calls_ = 0;
+  // Node of (place index, directory inode) in the path table of the scan result being
+  // filled: each directory's path is stored once, not in every file's path.
+  std::map<std::pair<size_t, uint64_t>, uint32_t> directory_nodes_;
+  // read_window()'s position: index into places_ of the subvolume, and its next inode.
+  size_t window_place_ = 0;
+  uint64_t window_next_ = 0;
 };
 
 // Reads the files of `scan` again with targeted searches (same files, same order; one
 // gone since is kept without extents): the confirmation after an incremental run's dedupe.
 // fd: any fd on the filesystem.
 btrfs::Result<ScanResult> reread_files(int fd, const ScanResult& scan);
+
+// Re-reads the files of `scan` marked in `which` (by index) in `scan` itself: their state
+// and extents are replaced, the other files kept as they are. The confirmation after a
+// window's dedupe, which changed only its destinations, without a second copy of the
+// window. fd: any fd on the filesystem.
+btrfs::Result<void> reread_in_place(int fd, ScanResult& scan, const std::vector<bool>& which);
 
 }  // namespace btrdedupe

@@ -2,6 +2,8 @@
 
 #include <linux/btrfs_tree.h>
 
+#include <algorithm>
+
 #include "btrfs/tree_search.h"
 
 namespace btrdedupe {
@@ -40,7 +42,8 @@ btrfs::Result<void> SubvolumeInodes::for_each_item(
   key.min_objectid = key.max_objectid = objectid;
   key.min_type = min_type;
   key.max_type = max_type;
-  btrfs::TreeSearch search(fd_, key, 64 * 1024);
+  // Room for the largest item beside an inode's few: one call per read (TreeSearch).
+  btrfs::TreeSearch search(fd_, key, 96 * 1024);
   btrfs::Result<void> result;
   for (;;) {
     auto next = search.next();
@@ -57,36 +60,102 @@ btrfs::Result<void> SubvolumeInodes::for_each_item(
   return {};
 }
 
+btrfs::Result<bool> add_inode_item(const btrfs::TreeItem& it, InodeState& state) {
+  if (it.type == BTRFS_INODE_ITEM_KEY) {
+    auto item = btrfs::decode_inode_item(it.data);
+    if (!item) return item.error();
+    state.item = *item;
+    return true;
+  }
+  if ((it.type == BTRFS_INODE_REF_KEY || it.type == BTRFS_INODE_EXTREF_KEY) &&
+      state.parent == 0) {
+    auto refs = it.type == BTRFS_INODE_REF_KEY ? btrfs::decode_inode_refs(it.offset, it.data)
+                                               : btrfs::decode_inode_extrefs(it.data);
+    if (refs && !refs->empty()) {
+      state.parent = (*refs)[0].parent;
+      state.name = std::move((*refs)[0].name);
+    }
+  } else if (it.type == BTRFS_EXTENT_DATA_KEY) {
+    auto fe = btrfs::decode_file_extent_item(it.data);
+    if (!fe) return fe.error();
+    add_extent(it.offset, *fe, state);
+  }
+  return false;
+}
+
 btrfs::Result<std::optional<InodeState>> SubvolumeInodes::read(uint64_t inode, bool with_extents) {
   InodeState state;
   bool found = false;
   auto ok = for_each_item(
       inode, BTRFS_INODE_ITEM_KEY, with_extents ? BTRFS_EXTENT_DATA_KEY : BTRFS_INODE_EXTREF_KEY,
       [&](const btrfs::TreeItem& it) -> btrfs::Result<void> {
-        if (it.type == BTRFS_INODE_ITEM_KEY) {
-          auto item = btrfs::decode_inode_item(it.data);
-          if (!item) return item.error();
-          state.item = *item;
-          found = true;
-        } else if ((it.type == BTRFS_INODE_REF_KEY || it.type == BTRFS_INODE_EXTREF_KEY) &&
-                   state.parent == 0) {
-          auto refs = it.type == BTRFS_INODE_REF_KEY
-                          ? btrfs::decode_inode_refs(it.offset, it.data)
-                          : btrfs::decode_inode_extrefs(it.data);
-          if (refs && !refs->empty()) {
-            state.parent = (*refs)[0].parent;
-            state.name = std::move((*refs)[0].name);
-          }
-        } else if (it.type == BTRFS_EXTENT_DATA_KEY) {
-          auto fe = btrfs::decode_file_extent_item(it.data);
-          if (!fe) return fe.error();
-          add_extent(it.offset, *fe, state);
-        }
+        auto is_item = add_inode_item(it, state);
+        if (!is_item) return is_item.error();
+        found = found || *is_item;
         return {};
       });
   if (!ok) return ok.error();
   if (!found) return std::optional<InodeState>{};
   return std::optional<InodeState>{std::move(state)};
+}
+
+btrfs::Result<uint64_t> SubvolumeInodes::read_from(
+    uint64_t first, const std::function<bool(uint64_t inode, InodeState& state)>& each) {
+  btrfs::SearchKey key;
+  key.tree_id = subvolume_;
+  key.min_objectid = std::max<uint64_t>(first, BTRFS_FIRST_FREE_OBJECTID);
+  key.max_objectid = BTRFS_LAST_FREE_OBJECTID;
+  key.min_type = BTRFS_INODE_ITEM_KEY;
+  key.max_type = BTRFS_EXTENT_DATA_KEY;
+  btrfs::TreeSearch search(fd_, key, 1 << 20);
+  InodeState state;
+  uint64_t current = 0;
+  bool found = false;
+  // Hands the inode whose items were read; false: the caller wants no more.
+  auto hand = [&]() -> bool {
+    bool more = true;
+    if (found) {
+      if (state.item.is_directory() && state.parent != 0)
+        directories_.try_emplace(current, Name{state.parent, state.name});
+      more = each(current, state);
+    }
+    state = InodeState{};
+    found = false;
+    return more;
+  };
+  btrfs::Result<uint64_t> result = uint64_t{0};
+  for (;;) {
+    auto next = search.next();
+    if (!next) {
+      result = next.error();
+      break;
+    }
+    if (!*next) {
+      hand();
+      break;
+    }
+    const btrfs::TreeItem& it = **next;
+    ++items_;
+    if (it.type != BTRFS_INODE_ITEM_KEY && it.type != BTRFS_INODE_REF_KEY &&
+        it.type != BTRFS_INODE_EXTREF_KEY && it.type != BTRFS_EXTENT_DATA_KEY)
+      continue;  // dir items, xattrs: inside the key box but not needed
+    if (it.objectid != current) {
+      if (!hand()) {
+        result = it.objectid;
+        break;
+      }
+      current = it.objectid;
+    }
+    auto is_item = add_inode_item(it, state);
+    if (!is_item) {
+      result = is_item.error();
+      break;
+    }
+    found = found || *is_item;
+  }
+  calls_ += search.ioctl_calls();
+  if (!result) return in_subvolume(subvolume_, result.error());
+  return result;
 }
 
 btrfs::Result<std::optional<SubvolumeInodes::Name>> SubvolumeInodes::name_of_directory(uint64_t dir) {

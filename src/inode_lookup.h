@@ -26,6 +26,10 @@ struct InodeState {
   PassedOver passed_over;
 };
 
+// Adds one item of an inode (INODE_ITEM, its first INODE_REF or INODE_EXTREF, EXTENT_DATA)
+// to `state`; true when it was the INODE_ITEM. Other items are ignored.
+btrfs::Result<bool> add_inode_item(const btrfs::TreeItem& item, InodeState& state);
+
 class SubvolumeInodes {
  public:
   // fd: any fd on the filesystem.
@@ -34,6 +38,13 @@ class SubvolumeInodes {
   // The inode's item, first name and (with_extents) its extents; nullopt when it does not
   // exist (deleted).
   btrfs::Result<std::optional<InodeState>> read(uint64_t inode, bool with_extents);
+  // Reads the subvolume's inodes from `first` on, in inode order, in one sequential search
+  // (the whole tree's leaves once, not a search per inode), and calls `each` with every
+  // inode's item, first name and extents once all are read. `each` returns false to stop:
+  // the result is then the inode to continue from; 0 when the tree ended. Directories seen
+  // are remembered for directory_below().
+  btrfs::Result<uint64_t> read_from(
+      uint64_t first, const std::function<bool(uint64_t inode, InodeState& state)>& each);
   // Path of directory `dir` relative to directory `top` ("" when they are the same);
   // nullopt when `dir` is not below `top`. Directories are cached: siblings share them.
   btrfs::Result<std::optional<std::string>> directory_below(uint64_t dir, uint64_t top);

@@ -107,6 +107,75 @@ void fill_per_subvolume(const ScanResult& scan, const std::map<uint64_t, Subvolu
                                       all ? *all : std::vector<btrfs::Subvolume>{});
 }
 
+struct PlannedWork {
+  DedupePlan plan;
+  std::map<uint64_t, uint64_t> planned;  // bytes by destination subvolume
+};
+
+// Matches the fingerprinted files of `scan` (and frees their sums), plans the rounds, and
+// adds the figures to `r`. `earlier`: PlanOptions::earlier (a window of a windowed run).
+PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const JobOptions& o,
+                           const std::vector<bool>* earlier, ProgressSink* progress,
+                           FilesystemReport& r) {
+  report_progress(progress, "match", 0, 0);
+  MatchOptions mo;
+  mo.block_size = o.block_size;
+  mo.partial = o.partial;
+  auto matches = find_duplicates(scan, fp, mo);
+  fp.files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
+  if (earlier) {
+    // Groups of earlier windows' files only were found (and planned) in their own window.
+    std::erase_if(matches.groups, [&](const DuplicateGroup& g) {
+      return std::all_of(g.members.begin(), g.members.end(),
+                         [&](const GroupMember& m) { return (*earlier)[m.file]; });
+    });
+    // A group with two earlier members grows a group an earlier window counted already.
+    matches.whole_file_groups = matches.partial_groups = 0;
+    for (const auto& g : matches.groups) {
+      const auto earlier_members = std::count_if(g.members.begin(), g.members.end(),
+                                                 [&](const GroupMember& m) { return (*earlier)[m.file]; });
+      if (earlier_members > 1) continue;
+      ++(g.whole_file ? matches.whole_file_groups : matches.partial_groups);
+    }
+  }
+  PlanOptions po;
+  po.dedupe_readonly = o.dedupe_readonly;
+  po.earlier = earlier;
+  PlannedWork work;
+  work.plan = plan_rounds(scan, matches, po);
+  work.planned = planned_bytes_by_subvolume(scan, work.plan);
+  r.whole_file_groups += matches.whole_file_groups;
+  r.partial_groups += matches.partial_groups;
+  r.planned_bytes += work.plan.planned_bytes;
+  r.planned_rounds += work.plan.rounds.size();
+  r.readonly_ranges_left += work.plan.readonly_members_skipped;
+  if (o.list_groups) {
+    auto listed = list_groups(scan, matches, work.plan);
+    r.groups.insert(r.groups.end(), std::make_move_iterator(listed.begin()),
+                    std::make_move_iterator(listed.end()));
+  }
+  matches.groups.clear();  // the plan holds what dedupe needs
+  matches.groups.shrink_to_fit();
+  release_free_heap();
+  return work;
+}
+
+// Runs the plan's rounds with the job's workers.
+DedupeStats dedupe_planned(const ScanResult& scan, const DedupePlan& plan, const JobOptions& o,
+                           ProgressSink* progress, FilesystemReport& r) {
+  DedupeOptions dopt;
+  dopt.io_threads = o.io_threads ? o.io_threads : default_io_threads(r.roots.front());
+  r.io_threads = dopt.io_threads;
+  dopt.prefetch = o.prefetch;
+  dopt.stop = o.stop;
+  report_progress(progress, "dedupe", 0, plan.planned_bytes);
+  if (progress)
+    dopt.on_progress = [&](uint64_t done) { progress->progress("dedupe", done, plan.planned_bytes); };
+  auto stats = run_dedupe(scan, plan, dopt);
+  r.deduped = true;
+  return stats;
+}
+
 void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& scan_options,
                     ProgressSink* progress, CatalogSession* catalog, FilesystemReport& r,
                     const FlatScan* flat = nullptr) {
@@ -151,26 +220,8 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   report_progress(progress, "fingerprint", r.before.unique_bytes, r.before.unique_bytes);
 
   t = Clock::now();
-  report_progress(progress, "match", 0, 0);
-  MatchOptions mo;
-  mo.block_size = o.block_size;
-  mo.partial = o.partial;
-  auto matches = find_duplicates(scan, *fp, mo);
-  fp->files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
-  PlanOptions po;
-  po.dedupe_readonly = o.dedupe_readonly;
-  auto plan = plan_rounds(scan, matches, po);
-  const auto planned = planned_bytes_by_subvolume(scan, plan);
+  auto [plan, planned] = match_and_plan(scan, *fp, o, nullptr, progress, r);
   r.seconds.match = since(t);
-  r.whole_file_groups = matches.whole_file_groups;
-  r.partial_groups = matches.partial_groups;
-  r.planned_bytes = plan.planned_bytes;
-  r.planned_rounds = plan.rounds.size();
-  r.readonly_ranges_left = plan.readonly_members_skipped;
-  if (o.list_groups) r.groups = list_groups(scan, matches, plan);
-  matches.groups.clear();  // the plan holds what dedupe needs
-  matches.groups.shrink_to_fit();
-  release_free_heap();
   if (!o.dedupe || (o.stop && o.stop->load())) {
     fill_per_subvolume(scan, subvolume_usage(scan), nullptr, planned, r);
     record_in_catalog(catalog, scan, nullptr, r);
@@ -178,16 +229,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   }
 
   t = Clock::now();
-  DedupeOptions dopt;
-  dopt.io_threads = o.io_threads ? o.io_threads : default_io_threads(r.roots.front());
-  r.io_threads = dopt.io_threads;
-  dopt.prefetch = o.prefetch;
-  dopt.stop = o.stop;
-  report_progress(progress, "dedupe", 0, plan.planned_bytes);
-  if (progress)
-    dopt.on_progress = [&](uint64_t done) { progress->progress("dedupe", done, plan.planned_bytes); };
-  r.dedupe = run_dedupe(scan, plan, dopt);
-  r.deduped = true;
+  r.dedupe = dedupe_planned(scan, plan, o, progress, r);
   r.seconds.dedupe = since(t);
   // What is left needs neither the plan, the paths nor the extents (their figures taken
   // first; the catalog records files): make room for the confirmation scan.
@@ -206,6 +248,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   std::vector<std::string> roots = r.roots;
   ScanOptions confirm_options = scan_options;
   confirm_options.keep_paths = false;
+  confirm_options.max_files = 0;
   confirm_options.warm_csum_tree = false;  // no fingerprint follows
   auto after = catalog && catalog->incremental() ? catalog->confirm(scan)
                : flat                               ? flat->run(confirm_options)
@@ -222,6 +265,115 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   release_free_heap();
   fill_per_subvolume(scan, usage_before, &usage_after, planned, r);
   record_in_catalog(catalog, scan, &*after, r);
+}
+
+void add_sharing(SharingSummary& into, const SharingSummary& more) {
+  into.logical_bytes += more.logical_bytes;
+  into.unique_bytes += more.unique_bytes;
+  into.shared_bytes += more.shared_bytes;
+  into.physical_extents += more.physical_extents;
+}
+
+using UsageBySubvolume = std::map<uint64_t, SubvolumeUsage>;
+
+void add_usage(UsageBySubvolume& into, const UsageBySubvolume& more) {
+  for (const auto& [id, u] : more) {
+    into[id].referenced += u.referenced;
+    into[id].exclusive += u.exclusive;
+  }
+}
+
+// A full run read in windows of files (CatalogSession::windowed_scan): each window is
+// fingerprinted with its earlier twins, matched, planned, deduped and confirmed, then
+// dropped, so memory follows the window, not the tree. Sharing and per-subvolume figures
+// add up each window's own files, leaving out data its earlier twins hold (counted in
+// their window).
+void run_windowed(CatalogSession& session, const ScanResult& base, const JobOptions& o,
+                  ProgressSink* progress, FilesystemReport& r) {
+  for (const auto& root : base.roots) r.roots.push_back(root.path);
+  r.fsid = base.fs.fsid_string();
+  r.subvolumes = base.subvolumes.size();
+  r.excluded = base.excluded;
+  const uint64_t window_files = o.window_files ? o.window_files : kWindowFiles;
+  UsageBySubvolume usage_before, usage_after;
+  std::map<uint64_t, uint64_t> planned;
+  for (bool more = true; more && !(o.stop && o.stop->load());) {
+    ScanResult window;
+    window.roots = base.roots;
+    window.fs = base.fs;
+    window.subvolumes = base.subvolumes;
+    auto t = Clock::now();
+    report_progress(progress, "scan", 0, 0);
+    auto next = session.next_window(window, window_files);
+    r.seconds.scan += since(t);
+    if (!next) {
+      r.error = next.error().message();
+      break;
+    }
+    more = *next;
+    if (window.files.empty()) continue;
+    ++r.windows;
+    r.files += window.files.size();
+    r.extents += window.extents.size();
+    r.passed_over.add(window.passed_over);
+
+    t = Clock::now();
+    CatalogStats catalog;
+    auto fp = session.fingerprint(window, catalog, o.io_threads);
+    r.seconds.fingerprint += since(t);
+    if (!fp) {
+      r.error = fp.error().message();
+      break;
+    }
+    r.fingerprints.add(fp->stats);
+    if (!o.hashfile.empty()) {
+      r.catalog.used = true;
+      r.catalog.files_changed += catalog.files_changed;
+      r.catalog.candidates += catalog.candidates;
+      r.catalog.stale_rows += catalog.stale_rows;
+    }
+    r.tree_items = window.tree_items;  // the reader's totals so far
+    r.tree_searches = window.search_calls;
+    const std::vector<bool> earlier = session.earlier_files();
+    auto sharing = summarize_sharing(window.extents, &earlier);
+    auto usage = subvolume_usage(window, &earlier);
+    add_sharing(r.before, sharing);
+    add_usage(usage_before, usage);
+
+    t = Clock::now();
+    auto work = match_and_plan(window, *fp, o, &earlier, progress, r);
+    r.seconds.match += since(t);
+    for (const auto& [id, bytes] : work.planned) planned[id] += bytes;
+    if (o.dedupe && !(o.stop && o.stop->load()) && !work.plan.rounds.empty()) {
+      t = Clock::now();
+      r.dedupe.add(dedupe_planned(window, work.plan, o, progress, r));
+      r.seconds.dedupe += since(t);
+      std::vector<bool> destinations(window.files.size(), false);
+      for (const auto& round : work.plan.rounds)
+        for (const auto& d : round.destinations) destinations[d.file] = true;
+      work = {};
+      t = Clock::now();
+      report_progress(progress, "confirm", 0, 0);
+      // Only destinations changed: they are read again, in the window itself.
+      auto confirmed = session.confirm_window(window, destinations);
+      r.seconds.confirm += since(t);
+      if (!confirmed) {
+        r.error = "re-reading the tree after dedupe: " + confirmed.error().message();
+        break;
+      }
+      sharing = summarize_sharing(window.extents, &earlier);
+      usage = subvolume_usage(window, &earlier);
+    }
+    add_sharing(r.after, sharing);
+    add_usage(usage_after, usage);
+  }
+  r.deduped = o.dedupe;
+  auto all = btrfs::list_subvolumes(r.roots.front());
+  r.per_subvolume = subvolume_figures(base.subvolumes, usage_before,
+                                      o.dedupe ? &usage_after : nullptr, planned,
+                                      r.dedupe.bytes_by_subvolume,
+                                      all ? *all : std::vector<btrfs::Subvolume>{});
+  if (r.error.empty()) record_in_catalog(&session, base, o.dedupe ? &base : nullptr, r);
 }
 
 // Resolves o.subvolumes on the filesystem of the paths (subvolume options work on one) and
@@ -372,18 +524,63 @@ JobReport run_job(const JobOptions& options, ProgressSink* progress) {
     }
   }
 
-  if (selection && o.subvolumes.flat()) {  // exactly the chosen subvolumes, as one scan
+  const bool flat_selection = selection && o.subvolumes.flat();
+  if (flat_selection && selection->roots.empty()) {
+    report.path_errors.push_back("no subvolume left to scan on the filesystem of " +
+                                 o.paths.front());
+    return report;
+  }
+  // A tree too large to hold whole is read in windows: always with -B, else once a scan
+  // capped at kWholeRunFiles finds more. Only a catalog without rows can take windows.
+  const bool may_window = !catalog || !catalog->holds_files();
+  auto run_in_windows = [&]() -> bool {  // false: not possible here, scan whole
+    std::unique_ptr<CatalogSession> temporary;
+    CatalogSession* session = catalog.get();
+    if (!session) {
+      auto opened = CatalogSession::open_temporary(o);
+      auto bound = opened ? (*opened)->unchanged_since_last_run(o) : btrfs::Result<bool>(opened.error());
+      if (!bound) {
+        report.path_errors.push_back(bound.error().message());
+        return true;
+      }
+      temporary = std::move(*opened);
+      session = temporary.get();
+    }
+    const auto t = Clock::now();
+    auto base = flat_selection
+                    ? session->windowed_scan(o.paths.front(), selection->roots, scan_options)
+                    : session->windowed_scan(o.paths, scan_options);
+    if (!base) {
+      report.path_errors.push_back(base.error().message());
+      return true;
+    }
+    if (!*base) return false;
+    FilesystemReport r;
+    r.started = started;
+    r.seconds.scan = since(t);
+    run_windowed(*session, **base, o, progress, r);
+    report.filesystems.push_back(std::move(r));
+    report.stopped = o.stop && o.stop->load();
+    return true;
+  };
+  if (may_window && o.window_files && run_in_windows()) return report;
+  if (may_window && !o.window_files) scan_options.max_files = o.whole_run_files;
+  auto too_many_files = [&](const btrfs::Error& e) {
+    return scan_options.max_files && e.code == EFBIG;
+  };
+
+  if (flat_selection) {  // exactly the chosen subvolumes, as one scan
     FilesystemReport r;
     r.started = started;
     const FlatScan flat{o.paths.front(), selection->roots};
-    if (flat.subvolumes.empty()) {
-      report.path_errors.push_back("no subvolume left to scan on the filesystem of " +
-                                   o.paths.front());
-      return report;
-    }
     const auto t = Clock::now();
     report_progress(progress, "scan", 0, 0);
     auto scan = flat.run(scan_options);
+    if (!scan && too_many_files(scan.error())) {
+      if (run_in_windows()) return report;
+      scan_options.max_files = 0;
+      scan = flat.run(scan_options);
+    }
     r.seconds.scan = since(t);
     if (!scan) {
       r.roots = o.paths;
@@ -400,19 +597,33 @@ JobReport run_job(const JobOptions& options, ProgressSink* progress) {
   std::vector<std::string> fs_order;
   std::map<std::string, std::vector<ScanResult>> by_fs;
   std::map<std::string, double> scan_seconds;
-  for (const auto& path : o.paths) {
+  std::vector<std::string> scan_errors;
+  const uint64_t cap = scan_options.max_files;
+  for (size_t p = 0, files = 0; p < o.paths.size(); ++p) {
     const auto t = Clock::now();
     report_progress(progress, "scan", 0, 0);
-    auto scan = scan_tree(path, scan_options);
-    if (!scan) {
-      report.path_errors.push_back(scan.error().message());
+    ScanOptions capped = scan_options;
+    if (cap) capped.max_files = cap > files ? cap - files : 1;
+    auto scan = scan_tree(o.paths[p], capped);
+    if (!scan && too_many_files(scan.error())) {
+      if (run_in_windows()) return report;
+      scan_options.max_files = 0;  // windows cannot be taken here: scan whole, from the start
+      fs_order.clear(), by_fs.clear(), scan_seconds.clear(), scan_errors.clear();
+      p = static_cast<size_t>(-1), files = 0;
       continue;
     }
+    if (!scan) {
+      scan_errors.push_back(scan.error().message());
+      continue;
+    }
+    files += scan->files.size();
     const std::string fsid = scan->fs.fsid_string();
     if (!by_fs.count(fsid)) fs_order.push_back(fsid);
     by_fs[fsid].push_back(std::move(*scan));
     scan_seconds[fsid] += since(t);
   }
+  report.path_errors.insert(report.path_errors.end(), scan_errors.begin(), scan_errors.end());
+  scan_options.max_files = 0;  // the confirmation scan reads what the first one did
   for (const auto& fsid : fs_order) {
     FilesystemReport r;
     r.started = started;

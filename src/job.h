@@ -18,6 +18,13 @@
 
 namespace btrdedupe {
 
+// A full run holds ~300 bytes per file at its peak: up to this many files it reads the
+// tree whole (~58 MiB), beyond it in windows.
+inline constexpr uint64_t kWholeRunFiles = 180000;
+// Files per window when the run chose windows itself. A window also holds up to two
+// earlier twins per file.
+inline constexpr uint64_t kWindowFiles = 16384;
+
 struct JobOptions {
   std::vector<std::string> paths;
   bool recursive = false;
@@ -30,6 +37,11 @@ struct JobOptions {
   Prefetch prefetch = Prefetch::Fadvise;
   bool list_groups = false;        // keep every group's member paths in the report
   std::string hashfile;            // SQLite catalog; "" = in memory (see src/catalog.h)
+  // Files per window of a run read in windows (-B): memory follows the window, not the
+  // tree. 0: automatic, a tree of up to whole_run_files files is read whole (fastest), a
+  // larger one in windows of kWindowFiles (CatalogSession::windowed_scan).
+  uint64_t window_files = 0;
+  uint64_t whole_run_files = kWholeRunFiles;  // the automatic choice's limit (tests lower it)
   // Leaves files and nested subvolumes out of the scan (see ScanOptions::exclude).
   std::function<bool(const std::string& root, const std::string& relative)> exclude;
   // The patterns behind `exclude`, as given: part of a hashfile's scope.
@@ -80,6 +92,11 @@ struct FilesystemReport {
   int64_t started = 0;                // unix time the run began
   SharingSummary before, after;       // after: re-read from the tree once dedupe ran
   FingerprintStats fingerprints;
+  // Windows the tree was read in (0: whole). Then sharing and per-subvolume figures are
+  // the first window's files' own plus what each window's dedupe changed among its files
+  // and their earlier twins (a file is counted once; extents shared across windows may be
+  // counted in each).
+  uint64_t windows = 0;
   uint64_t whole_file_groups = 0, partial_groups = 0;
   uint64_t planned_bytes = 0, planned_rounds = 0, readonly_ranges_left = 0;
   std::vector<GroupListing> groups;   // only with JobOptions::list_groups

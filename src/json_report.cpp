@@ -74,6 +74,7 @@ Json filesystem(const FilesystemReport& r, bool groups_listed) {
                    {"extents", r.extents},
                    {"tree_items", r.tree_items},
                    {"tree_searches", r.tree_searches},
+                   {"windows", r.windows},
                    {"excluded", r.excluded},
                    {"passed_over", Json{{"inline_extents", p.inline_extents},
                                         {"inline_bytes", p.inline_bytes},

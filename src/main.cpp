@@ -107,6 +107,7 @@ int main(int argc, char** argv) {
   job.block_size = o.block_size;
   job.partial = o.partial;
   job.hashfile = o.hashfile;
+  job.window_files = o.window_files;
   job.subvolumes = {o.subvols, o.exclude_subvols, o.all_subvols};
   job.dedupe_readonly = o.dedupe_readonly;
   job.prefetch = o.prefetch;

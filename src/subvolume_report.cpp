@@ -6,7 +6,8 @@
 
 namespace btrdedupe {
 
-std::map<uint64_t, SubvolumeUsage> subvolume_usage(const ScanResult& scan) {
+std::map<uint64_t, SubvolumeUsage> subvolume_usage(const ScanResult& scan,
+                                                   const std::vector<bool>* counted_before) {
   std::map<uint64_t, SubvolumeUsage> usage;
   for (const auto& s : scan.subvolumes) usage[s.id];
   const auto& ex = scan.extents;  // sorted by disk_bytenr
@@ -15,11 +16,14 @@ std::map<uint64_t, SubvolumeUsage> subvolume_usage(const ScanResult& scan) {
     const uint64_t bytenr = ex[i].disk_bytenr;
     uint64_t disk = 0;
     users.clear();
+    bool elsewhere = false;
     for (; i < ex.size() && ex[i].disk_bytenr == bytenr; ++i) {
+      elsewhere = elsewhere || (counted_before && (*counted_before)[ex[i].file]);
       disk = std::max(disk, ex[i].disk_num_bytes);
       users.push_back(scan.files[ex[i].file].subvolume);
       for (uint64_t s : scan.readonly_alias_subvolumes.subvolumes_of(ex[i].file)) users.push_back(s);
     }
+    if (elsewhere) continue;
     std::sort(users.begin(), users.end());
     users.erase(std::unique(users.begin(), users.end()), users.end());
     for (uint64_t s : users) usage[s].referenced += disk;

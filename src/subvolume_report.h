@@ -22,8 +22,11 @@ struct SubvolumeUsage {
   uint64_t exclusive = 0;   // of which no other scanned subvolume uses any part
 };
 
-// Every subvolume of `scan` (those without data too), by id.
-std::map<uint64_t, SubvolumeUsage> subvolume_usage(const ScanResult& scan);
+// Every subvolume of `scan` (those without data too), by id. counted_before (by file
+// index): files an earlier usage counted (a window's twins from earlier windows); data they
+// reference is left out here.
+std::map<uint64_t, SubvolumeUsage> subvolume_usage(const ScanResult& scan,
+                                                   const std::vector<bool>* counted_before = nullptr);
 
 // Bytes the plan dedupes into each subvolume (its destinations'), by id.
 std::map<uint64_t, uint64_t> planned_bytes_by_subvolume(const ScanResult& scan,

@@ -60,6 +60,9 @@ class Printer {
                    "(%llu tree items in %llu searches, %.2f s)\n",
                    roots.c_str(), ull(r.subvolumes), ull(r.files), ull(r.extents),
                    ull(r.tree_items), ull(r.tree_searches), r.seconds.scan);
+      if (r.windows)
+        std::fprintf(out_, "  read, matched and deduped in %llu windows of files (-B)\n",
+                     ull(r.windows));
       std::fprintf(out_, "  data in regular extents: %s logical, %s distinct on disk in %llu extents\n",
                    size(r.before.logical_bytes).c_str(), size(r.before.unique_bytes).c_str(),
                    ull(r.before.physical_extents));

@@ -134,9 +134,10 @@ uint32_t add_name(std::string& arena, std::string_view name) {
 
 // names: keep each inode's name (for paths); without, only the parent links membership needs.
 // warmup_threads: threads reading the tree ahead of this walk (src/tree_warmup.h).
+// max_files: with the files already in `out`, more than this many is EFBIG (0: no limit).
 btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanResult& out,
                                                  bool names, unsigned warmup_threads,
-                                                 const DropFile& drop = {}) {
+                                                 uint64_t max_files, const DropFile& drop = {}) {
   btrfs::SearchKey key;
   key.tree_id = subvol;
   key.min_objectid = BTRFS_FIRST_FREE_OBJECTID;
@@ -217,6 +218,9 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
           tree.dirs.push_back({it.objectid, 0, static_cast<uint32_t>(tree.dir_names.size())});
         } else if ((inode->mode & 0170000) == 0100000) {
           kind = Kind::kFile;
+          if (max_files && out.files.size() + tree.files.size() >= max_files)
+            return btrfs::Error{EFBIG, where + ": more than " + std::to_string(max_files) +
+                                           " files to hold at once"};
           open_extents = out.extents.size();
           tree.files.push_back({it.objectid, 0, inode->size, inode->flags, inode->mtime.sec,
                                 inode->mtime.nsec});
@@ -572,7 +576,7 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
         return true;
       };
     auto tree = read_subvolume_tree(fd, work.subvol, out, options.keep_paths || options.exclude,
-                                    options.warmup_threads, drop);
+                                    options.warmup_threads, options.max_files, drop);
     if (!tree) return tree.error();
     for (const auto& sv : all) {
       if (sv.id == work.subvol) out.subvolumes.push_back(sv);
@@ -712,13 +716,7 @@ btrfs::Result<ScanResult> merge_scans(std::vector<ScanResult> scans) {
       if (std::none_of(out.subvolumes.begin(), out.subvolumes.end(),
                        [&](const auto& o) { return o.id == sv.id; }))
         out.subvolumes.push_back(sv);
-    const auto& p = in.passed_over;
-    auto& q = out.passed_over;
-    q.inline_extents += p.inline_extents, q.inline_bytes += p.inline_bytes;
-    q.hole_extents += p.hole_extents, q.hole_bytes += p.hole_bytes;
-    q.prealloc_extents += p.prealloc_extents, q.prealloc_bytes += p.prealloc_bytes;
-    q.excluded_files += p.excluded_files;
-    q.readonly_aliases += p.readonly_aliases;
+    out.passed_over.add(in.passed_over);
     out.tree_items += in.tree_items;
     out.search_calls += in.search_calls;
     out.excluded += in.excluded;
@@ -734,17 +732,25 @@ void sort_by_physical_identity(std::vector<FileExtent>& extents) {
   });
 }
 
-SharingSummary summarize_sharing(const std::vector<FileExtent>& extents) {
+SharingSummary summarize_sharing(const std::vector<FileExtent>& extents,
+                                 const std::vector<bool>* counted_before) {
   SharingSummary s;
+  auto before = [&](const FileExtent& e) { return counted_before && (*counted_before)[e.file]; };
   size_t i = 0;
   while (i < extents.size()) {
     const uint64_t bytenr = extents[i].disk_bytenr;
-    ++s.physical_extents;
+    size_t end_of_group = i;
+    bool elsewhere = false;
+    for (; end_of_group < extents.size() && extents[end_of_group].disk_bytenr == bytenr;
+         ++end_of_group)
+      elsewhere = elsewhere || before(extents[end_of_group]);
+    if (!elsewhere) ++s.physical_extents;
     uint64_t covered_end = 0;
-    for (; i < extents.size() && extents[i].disk_bytenr == bytenr; ++i) {
+    for (; i < end_of_group; ++i) {
+      if (before(extents[i])) continue;
       const uint64_t start = extents[i].extent_offset, end = start + extents[i].length;
       s.logical_bytes += extents[i].length;
-      if (end > covered_end) {
+      if (!elsewhere && end > covered_end) {
         s.unique_bytes += end - std::max(start, covered_end);
         covered_end = end;
       }

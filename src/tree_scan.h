@@ -42,6 +42,10 @@ struct ScanOptions {
   // threads), so fingerprint()'s csum walk that follows finds it cached. Off for scans
   // no fingerprint follows (the confirmation after dedupe, listings).
   bool warm_csum_tree = true;
+  // More regular files than this (0: no limit) ends the scan with EFBIG: the caller then
+  // reads the tree in windows instead of whole (CatalogSession::windowed_scan), so that
+  // memory stays bounded however large the tree.
+  uint64_t max_files = 0;
 };
 
 // A path the user asked to scan.
@@ -100,6 +104,9 @@ struct SharingSummary {
   uint64_t physical_extents = 0;  // distinct disk_bytenr values
 };
 // extents must be sorted by (disk_bytenr, extent_offset), as ScanResult's are.
-SharingSummary summarize_sharing(const std::vector<FileExtent>& extents);
+// counted_before (by file index): files an earlier summary counted (a window's twins from
+// earlier windows); their extents are not counted, and data they share is not unique here.
+SharingSummary summarize_sharing(const std::vector<FileExtent>& extents,
+                                 const std::vector<bool>* counted_before = nullptr);
 
 }  // namespace btrdedupe

@@ -192,10 +192,9 @@ TEST_F(CliTest, DedupeOptionsPartialAndWholeFiles) {
 
 TEST_F(CliTest, CompatibilityFlagsWithoutEffectAreNotedOnceAndTheRunGoesOn) {
   twins("c", 100000);
-  const auto r = btrdedupe("-dr --batchsize=64 --cpu-threads 4 --skip-zeroes -A -x " +
-                           shell_quote(path("d")));
+  const auto r = btrdedupe("-dr --cpu-threads 4 --skip-zeroes -A -x " + shell_quote(path("d")));
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  for (const char* note : {"note: -B/--batchsize: no effect here", "note: --cpu-threads: no effect here",
+  for (const char* note : {"note: --cpu-threads: no effect here",
                            "note: --skip-zeroes: no effect here", "note: -A: no effect here",
                            "note: -x: no effect here"}) {
     const auto first = r.output.find(note);
@@ -205,8 +204,19 @@ TEST_F(CliTest, CompatibilityFlagsWithoutEffectAreNotedOnceAndTheRunGoesOn) {
   EXPECT_NE(r.output.find("shared extents of: 102400\n"), std::string::npos) << r.output;
   // -q silences the notes with everything else.
   sh("cp --reflink=never " + shell_quote(path("d/c")) + " " + shell_quote(path("d/c3")) + " && sync");
-  const auto q = btrdedupe("-dqr -B 1024 --cpu-threads 4 --skip-zeroes " + shell_quote(path("d")));
+  const auto q = btrdedupe("-dqr --cpu-threads 4 --skip-zeroes " + shell_quote(path("d")));
   EXPECT_EQ(q.output, "Comparison of extent info shows a net change in shared extents of: 102400\n");
+}
+
+// -B N: the tree is read, matched and deduped in windows of N files (duperemove's batches).
+TEST_F(CliTest, BatchSizeDedupesInWindows) {
+  twins("a", 100000);
+  twins("b", 200000);
+  sh("cp --reflink=never " + shell_quote(path("d/a")) + " " + shell_quote(path("d/a3")) + " && sync");
+  const auto r = btrdedupe("-dr -B 2 --json " + shell_quote(path("d")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"windows\": 3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"bytes_deduped\": 400000"), std::string::npos) << r.output;
 }
 
 TEST_F(CliTest, IoThreads) {

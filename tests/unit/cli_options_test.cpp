@@ -72,13 +72,18 @@ TEST(CliOptions, ThreadCounts) {
 }
 
 TEST(CliOptions, AcceptedWithoutEffectAreNotedOnce) {
-  const auto o = ok({"-B", "1000", "--cpu-threads=4", "--skip-zeroes", "--skip-zeroes", "-A",
-                     "-x", "/a"});
-  ASSERT_EQ(o.no_effect.size(), 5u);
+  const auto o = ok({"--cpu-threads=4", "--skip-zeroes", "--skip-zeroes", "-A", "-x", "/a"});
+  ASSERT_EQ(o.no_effect.size(), 4u);
   EXPECT_EQ(o.no_effect[0].rfind("--cpu-threads: no effect here", 0), 0u) << o.no_effect[0];
-  EXPECT_EQ(o.no_effect[1].rfind("-B/--batchsize: no effect here", 0), 0u) << o.no_effect[1];
-  EXPECT_EQ(o.no_effect[2].rfind("--skip-zeroes: no effect here", 0), 0u) << o.no_effect[2];
-  EXPECT_EQ(ok({"--batchsize=8", "/a"}).no_effect.size(), 1u);
+  EXPECT_EQ(o.no_effect[1].rfind("--skip-zeroes: no effect here", 0), 0u) << o.no_effect[1];
+}
+
+TEST(CliOptions, BatchSizeSetsTheFilesPerWindow) {
+  const auto o = ok({"-B", "1000", "/a"});
+  EXPECT_EQ(o.window_files, 1000u);
+  EXPECT_TRUE(o.no_effect.empty());
+  EXPECT_EQ(ok({"--batchsize=8", "/a"}).window_files, 8u);
+  EXPECT_EQ(ok({"/a"}).window_files, 0u);  // automatic
   EXPECT_EQ(error({"-B", "0", "/a"}), "-B/--batchsize: must be at least 1");
 }
 

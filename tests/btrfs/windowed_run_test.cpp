@@ -1,0 +1,189 @@
+// Runs read in windows of files (-B, or a tree larger than a whole run may hold): each
+// window is matched against the files of earlier windows through a catalog, so what is
+// deduped, what the report says and what the hashfile holds must be what a whole run gives.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "src/catalog.h"
+#include "src/job.h"
+#include "support/btrfs_image.h"
+#include "support/shell.h"
+
+namespace btrdedupe::test {
+namespace {
+
+class WindowedRunTest : public BtrfsTest {
+ protected:
+  void SetUp() override {
+    BtrfsTest::SetUp();
+    if (HasFatalFailure() || IsSkipped()) return;
+    // 3 copies of 12 files in 3 directories, a file that shares its first half with
+    // another (a partial match across windows), a file moved into a directory created
+    // after it (its parent has a higher inode number), a tail that is not block aligned.
+    sh("cd " + shell_quote(path("")) +
+       " && mkdir -p tree/c1 && cd tree/c1 && for d in 1 2 3; do mkdir d$d; for f in 1 2 3 4;"
+       " do head -c $(( (d * 4 + f) * 9000 + 1234 )) /dev/urandom > d$d/f$f; done; done"
+       " && head -c 524288 /dev/urandom > half && head -c 262144 half > ../partial"
+       " && head -c 262144 /dev/urandom >> ../partial"
+       " && cd .. && cp -r --reflink=never c1 c2 && cp -r --reflink=never c1 c3"
+       " && mkdir late && mv c2/d1/f1 late/moved && sync");
+    // Regular files with data: 13 per copy, and the partial one.
+    files_ = 3 * 13 + 1;
+    sh("cd " + shell_quote(path("tree")) +
+       " && find . -type f -exec md5sum {} + | sort -k2 > ../sums.before"
+       " && find . -type f -exec stat -c '%n %Y' {} + | sort > ../mtimes.before");
+  }
+  void TearDown() override {
+    if (!hashfile_.empty()) run_command("rm -f " + shell_quote(hashfile_) + "*");
+    BtrfsTest::TearDown();
+  }
+
+  JobOptions options(bool dedupe) {
+    JobOptions o;
+    o.paths = {path("tree")};
+    o.recursive = true;
+    o.dedupe = dedupe;
+    return o;
+  }
+  JobReport run(const JobOptions& o) {
+    auto r = run_job(o);
+    EXPECT_TRUE(r.path_errors.empty()) << (r.path_errors.empty() ? "" : r.path_errors[0]);
+    EXPECT_EQ(r.filesystems.size(), 1u);
+    if (!r.filesystems.empty()) {
+      EXPECT_EQ(r.filesystems[0].error, "");
+    }
+    return r;
+  }
+  void expect_content_and_mtimes_unchanged() {
+    sh("cd " + shell_quote(path("tree")) +
+       " && find . -type f -exec md5sum {} + | sort -k2 | cmp - ../sums.before"
+       " && find . -type f -exec stat -c '%n %Y' {} + | sort | cmp - ../mtimes.before");
+  }
+
+  uint64_t files_ = 0;
+  std::string hashfile_;
+};
+
+TEST_F(WindowedRunTest, DedupesAcrossWindowsWhatAWholeRunWould) {
+  const auto whole = run(options(false));
+  ASSERT_FALSE(whole.filesystems.empty());
+  const auto& w = whole.filesystems[0];
+  EXPECT_EQ(w.windows, 0u);
+  ASSERT_GT(w.planned_bytes, 0u);
+  ASSERT_GT(w.partial_groups, 0u);
+
+  auto o = options(true);
+  o.window_files = 5;
+  const auto windowed = run(o);
+  ASSERT_FALSE(windowed.filesystems.empty());
+  const auto& r = windowed.filesystems[0];
+  EXPECT_EQ(r.windows, (files_ + 4) / 5);
+  EXPECT_EQ(r.files, files_);
+  EXPECT_EQ(r.whole_file_groups, w.whole_file_groups);
+  EXPECT_GT(r.partial_groups, 0u);
+  EXPECT_EQ(r.before.logical_bytes, w.before.logical_bytes);
+  EXPECT_EQ(r.before.shared_bytes, w.before.shared_bytes);
+  EXPECT_EQ(r.dedupe.ranges_differ + r.dedupe.ranges_changed + r.dedupe.ranges_failed, 0u);
+  EXPECT_EQ(windowed.exit_code(), 0);
+  expect_content_and_mtimes_unchanged();
+
+  // A whole run now finds nothing left, and sees the sharing the windowed run reported.
+  const auto after = run(options(false));
+  ASSERT_FALSE(after.filesystems.empty());
+  const auto& a = after.filesystems[0];
+  EXPECT_EQ(a.planned_bytes, 0u);
+  EXPECT_EQ(a.before.shared_bytes, r.after.shared_bytes);
+  EXPECT_EQ(a.before.unique_bytes, r.after.unique_bytes);
+  EXPECT_EQ(windowed.net_shared_change(),
+            static_cast<int64_t>(a.before.shared_bytes - w.before.shared_bytes));
+}
+
+TEST_F(WindowedRunTest, ATreeLargerThanAWholeRunMayHoldIsReadInWindows) {
+  auto o = options(true);
+  o.whole_run_files = 10;  // the automatic limit, lowered: 40 files are too many
+  const auto r = run(o);
+  ASSERT_FALSE(r.filesystems.empty());
+  EXPECT_EQ(r.filesystems[0].windows, 1u);  // 40 files fit one automatic window
+  EXPECT_EQ(r.filesystems[0].files, files_);
+  EXPECT_GT(r.filesystems[0].dedupe.bytes_deduped, 0u);
+  expect_content_and_mtimes_unchanged();
+  const auto again = run(options(false));
+  ASSERT_FALSE(again.filesystems.empty());
+  EXPECT_EQ(again.filesystems[0].planned_bytes, 0u);
+
+  o.whole_run_files = 1000;  // a limit the tree is well below: no windows
+  const auto whole = run(o);
+  ASSERT_FALSE(whole.filesystems.empty());
+  EXPECT_EQ(whole.filesystems[0].windows, 0u);
+}
+
+TEST_F(WindowedRunTest, HashfileOfAWindowedRunServesTheNextRuns) {
+  hashfile_ = fs().image_file() + ".hash";
+  auto o = options(true);
+  o.hashfile = hashfile_;
+  o.window_files = 7;
+  const auto first = run(o);
+  ASSERT_FALSE(first.filesystems.empty());
+  EXPECT_GT(first.filesystems[0].windows, 1u);
+  EXPECT_EQ(first.filesystems[0].catalog.files_changed, files_);
+  {
+    auto catalog = Catalog::open(hashfile_);
+    ASSERT_TRUE(catalog) << catalog.error().message();
+    EXPECT_EQ((*catalog)->counts().files, files_);
+  }
+  const auto unchanged = run(o);
+  ASSERT_FALSE(unchanged.filesystems.empty());
+  EXPECT_TRUE(unchanged.filesystems[0].catalog.unchanged);
+
+  // A new copy: the next run is incremental and dedupes it against the catalogued files.
+  sh("cd " + shell_quote(path("tree")) + " && cp -r --reflink=never c3 c4 && sync");
+  const auto next = run(o);
+  ASSERT_FALSE(next.filesystems.empty());
+  EXPECT_TRUE(next.filesystems[0].catalog.incremental);
+  EXPECT_EQ(next.filesystems[0].windows, 0u);
+  EXPECT_GT(next.filesystems[0].dedupe.bytes_deduped, 0u);
+  const auto left = run(options(false));
+  ASSERT_FALSE(left.filesystems.empty());
+  EXPECT_EQ(left.filesystems[0].planned_bytes, 0u);
+}
+
+TEST_F(WindowedRunTest, TemporaryCatalogIsRemoved) {
+  const std::string tmp = fs().image_file() + ".tmpdir";
+  std::filesystem::create_directories(tmp);
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  auto o = options(true);
+  o.window_files = 9;
+  const auto r = run(o);
+  if (old)
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  else
+    ::unsetenv("TMPDIR");
+  ASSERT_FALSE(r.filesystems.empty());
+  EXPECT_GT(r.filesystems[0].windows, 1u);
+  EXPECT_FALSE(r.filesystems[0].catalog.used);  // no --hashfile: nothing to report of one
+  EXPECT_TRUE(std::filesystem::is_empty(tmp));
+  std::filesystem::remove_all(tmp);
+}
+
+// Read-only snapshots fold into their originals in a whole scan; a windowed read does not
+// fold, so such a run is read whole whatever -B says.
+TEST_F(WindowedRunTest, ReadOnlySnapshotsAreReadWhole) {
+  sh("cd " + shell_quote(path("")) + " && btrfs -q subvolume create sv && cp -r --reflink=never"
+     " tree/c1 sv/ && btrfs -q subvolume snapshot -r sv sv/snap && sync");
+  JobOptions o;
+  o.paths = {path("sv")};
+  o.recursive = true;
+  o.dedupe = true;
+  o.window_files = 3;
+  const auto r = run(o);
+  ASSERT_FALSE(r.filesystems.empty());
+  EXPECT_EQ(r.filesystems[0].windows, 0u);
+  EXPECT_GT(r.filesystems[0].passed_over.readonly_aliases, 0u);
+}
+
+}  // namespace
+}  // namespace btrdedupe::test
