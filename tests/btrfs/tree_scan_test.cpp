@@ -8,6 +8,7 @@
 #include <climits>
 #include <set>
 
+#include "src/incremental_scan.h"
 #include "src/scanned_file.h"
 #include "support/btrfs_image.h"
 #include "support/shell.h"
@@ -187,6 +188,68 @@ TEST_F(TreeScanTest, FilesMovedIntoLaterDirectoriesAreJudgedWithTheirPaths) {
   ASSERT_EQ(c->files.size(), r->files.size());
   for (size_t i = 0; i < c->files.size(); ++i) EXPECT_EQ(c->files[i].inode, r->files[i].inode);
   EXPECT_EQ(c->extents.size(), r->extents.size());
+}
+
+// The windowed read (a tree too large to hold whole) must find exactly the files and paths
+// of the whole scan, whatever the window size, with a nested subvolume, files moved into
+// directories made after them, a file below --min-size and one outside the root.
+TEST_F(TreeScanTest, WindowedReadFindsTheFilesAndPathsOfTheWholeScan) {
+  sh("cd " + shell_quote(path("")) +
+     " && mkdir t out && head -c 20000 /dev/urandom > t/early && head -c 100 /dev/urandom > t/tiny"
+     " && head -c 20000 /dev/urandom > out/stray && for i in 1 2 3 4 5 6 7; do"
+     " head -c 9000 /dev/urandom > t/f$i; done && mkdir -p t/later/sub"
+     " && mv t/early t/later/sub/moved && mv out/stray t/later/stray"
+     " && btrfs -q subvolume create t/nested && head -c 30000 /dev/urandom > t/nested/inner"
+     " && sync");
+  ScanOptions o;
+  o.min_file_size = 1000;
+  auto whole = scan_tree(path("t"), o);
+  ASSERT_TRUE(whole.ok()) << whole.error().message();
+  const auto expected = paths(*whole);
+  EXPECT_EQ(expected.size(), 10u);
+  EXPECT_TRUE(expected.count("nested/inner"));
+  EXPECT_TRUE(expected.count("later/sub/moved"));
+  for (size_t window : {1, 3, 100}) {
+    ScanResult base;
+    auto reader = IncrementalScan::of_roots({path("t")}, o, base);
+    ASSERT_TRUE(reader.ok()) << reader.error().message();
+    ASSERT_TRUE(*reader);
+    std::set<std::string> found;
+    size_t windows = 0;
+    for (bool more = true; more;) {
+      ScanResult w;
+      w.roots = base.roots;
+      auto next = (*reader)->read_window(w, window);
+      ASSERT_TRUE(next.ok()) << next.error().message();
+      more = *next;
+      EXPECT_LE(w.files.size(), window);
+      windows += w.files.empty() ? 0 : 1;
+      for (const auto& f : w.files) {
+        EXPECT_TRUE(found.insert(relative_path(w, f)).second) << relative_path(w, f);
+        EXPECT_EQ(std::count_if(w.extents.begin(), w.extents.end(),
+                                [&](const FileExtent& e) { return &w.files[e.file] == &f; }),
+                  1);
+      }
+    }
+    EXPECT_EQ(found, expected) << "windows of " << window;
+    EXPECT_EQ(windows, (expected.size() + window - 1) / window);
+  }
+}
+
+// A scan told how many files it may hold stops with EFBIG past that: the run then reads
+// the tree in windows instead.
+TEST_F(TreeScanTest, MoreFilesThanAllowedIsEfbig) {
+  sh("mkdir " + shell_quote(path("m")) + " && cd " + shell_quote(path("m")) +
+     " && for i in $(seq 20); do head -c 5000 /dev/urandom > f$i; done && sync");
+  ScanOptions o;
+  o.max_files = 20;
+  auto fits = scan_tree(path("m"), o);
+  ASSERT_TRUE(fits.ok()) << fits.error().message();
+  EXPECT_EQ(fits->files.size(), 20u);
+  o.max_files = 19;
+  auto over = scan_tree(path("m"), o);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().code, EFBIG);
 }
 
 TEST_F(TreeScanTest, NestedSubvolumesOnlyWithRecursion) {

@@ -23,6 +23,28 @@ TEST(DedupePlan, OneRoundPerPairWithTheFirstCopyAsSource) {
   EXPECT_EQ(plan.planned_bytes, 5 * kSector - 10);
 }
 
+// A window of a windowed run holds its own files and earlier windows' twins of them. The
+// earlier twins were planned against each other in their own window: never again here.
+TEST(DedupePlan, EarlierWindowsPairsAreNotPlannedAgain) {
+  SyntheticFs fs;
+  const auto a = fs.add_file(4 * kSector, seq(1, 4));  // earlier windows' copies, which
+  const auto b = fs.add_file(4 * kSector, seq(1, 4));  // (say) the kernel refused to share
+  const auto c = fs.add_file(4 * kSector, seq(1, 4));  // this window's copy
+  const auto m = fs.match();
+  std::vector<bool> earlier(3, false);
+  earlier[a] = earlier[b] = true;
+  PlanOptions o;
+  o.earlier = &earlier;
+  const auto plan = plan_rounds(fs.scan, m, o);
+  ASSERT_EQ(plan.rounds.size(), 1u);
+  EXPECT_EQ(plan.rounds[0].source.file, a);
+  ASSERT_EQ(plan.rounds[0].destinations.size(), 1u);
+  EXPECT_EQ(plan.rounds[0].destinations[0].file, c);
+  EXPECT_EQ(plan.planned_bytes, 4 * kSector);
+  // Read whole, the same group has both others as destinations.
+  EXPECT_EQ(plan_rounds(fs.scan, m, {}).planned_bytes, 2 * 4 * kSector);
+}
+
 TEST(DedupePlan, MostReferencedExtentBecomesTheSource) {
   SyntheticFs fs;
   fs.add_file(4 * kSector, seq(1, 4));                         // copy 0, alone

@@ -30,4 +30,28 @@ TEST(SharingSummary, DisjointRangesOfOneExtentAreNotShared) {
   EXPECT_EQ(s.shared_bytes, 0u);
 }
 
+// A window of a windowed run: its earlier twins' extents were counted in their own window.
+// Data they reference is neither logical nor unique here; the window's other data is.
+TEST(SharingSummary, DataCountedBeforeIsLeftOut) {
+  std::vector<FileExtent> v = {ext(1000, 0, 100), ext(1000, 0, 100), ext(5000, 0, 40),
+                               ext(5000, 0, 40), ext(9000, 0, 8)};
+  v[0].file = 0;  // an earlier window's file
+  v[1].file = 1;  // this window's reflink of it
+  v[2].file = 2;  // two files of this window sharing one extent
+  v[3].file = 3;
+  v[4].file = 4;
+  const std::vector<bool> earlier = {true, false, false, false, false};
+  const auto s = summarize_sharing(v, &earlier);
+  EXPECT_EQ(s.logical_bytes, 100u + 40 + 40 + 8);
+  EXPECT_EQ(s.unique_bytes, 40u + 8);
+  EXPECT_EQ(s.shared_bytes, 100u + 40);
+  EXPECT_EQ(s.physical_extents, 2u);
+  const std::vector<bool> none(5, false);  // nothing earlier: as without the filter
+  const auto all = summarize_sharing(v, &none);
+  const auto plain = summarize_sharing(v);
+  EXPECT_EQ(all.logical_bytes, plain.logical_bytes);
+  EXPECT_EQ(all.unique_bytes, plain.unique_bytes);
+  EXPECT_EQ(all.physical_extents, plain.physical_extents);
+}
+
 }  // namespace btrdedupe
