@@ -149,11 +149,10 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   r.planned_bytes += work.plan.planned_bytes;
   r.planned_rounds += work.plan.rounds.size();
   r.readonly_ranges_left += work.plan.readonly_members_skipped;
-  if (o.list_groups) {
-    auto listed = list_groups(scan, matches, work.plan);
-    r.groups.insert(r.groups.end(), std::make_move_iterator(listed.begin()),
-                    std::make_move_iterator(listed.end()));
-  }
+  if (o.list_groups)
+    for (auto& listing : list_groups(scan, matches, work.plan))
+      if (auto ok = r.groups.add(std::move(listing)); !ok && r.error.empty())
+        r.error = ok.error().message();
   matches.groups.clear();  // the plan holds what dedupe needs
   matches.groups.shrink_to_fit();
   release_free_heap();
@@ -295,6 +294,8 @@ void run_windowed(CatalogSession& session, const ScanResult& base, const JobOpti
   r.subvolumes = base.subvolumes.size();
   r.excluded = base.excluded;
   const uint64_t window_files = o.window_files ? o.window_files : kWindowFiles;
+  if (o.list_groups)
+    if (auto ok = r.groups.spill_to_disk(); !ok) r.error = ok.error().message();
   UsageBySubvolume usage_before, usage_after;
   std::map<uint64_t, uint64_t> planned;
   for (bool more = true; more && !(o.stop && o.stop->load());) {

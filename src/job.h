@@ -12,6 +12,7 @@
 #include "src/catalog.h"
 #include "src/dedupe_engine.h"
 #include "src/fingerprint.h"
+#include "src/group_listing.h"
 #include "src/subvolume_report.h"
 #include "src/subvolume_selection.h"
 #include "src/tree_scan.h"
@@ -63,19 +64,6 @@ class ProgressSink {
   virtual void progress(const char* phase, uint64_t done, uint64_t total) = 0;
 };
 
-struct GroupListing {
-  uint64_t length = 0;
-  bool whole_file = false;
-  struct Member {
-    std::string path;
-    uint64_t offset = 0;
-    uint32_t layout = 0;
-    bool source = false;       // the plan keeps this member's storage
-    bool destination = false;  // the plan points this member at the source's storage
-  };
-  std::vector<Member> members;
-};
-
 struct PhaseSeconds {
   double scan = 0, fingerprint = 0, match = 0, dedupe = 0, confirm = 0;
 };
@@ -99,7 +87,7 @@ struct FilesystemReport {
   uint64_t windows = 0;
   uint64_t whole_file_groups = 0, partial_groups = 0;
   uint64_t planned_bytes = 0, planned_rounds = 0, readonly_ranges_left = 0;
-  std::vector<GroupListing> groups;   // only with JobOptions::list_groups
+  GroupListings groups;               // only with JobOptions::list_groups
   bool deduped = false;
   unsigned io_threads = 0;            // dedupe workers used
   DedupeStats dedupe;

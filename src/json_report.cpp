@@ -101,7 +101,7 @@ Json filesystem(const FilesystemReport& r, bool groups_listed) {
                          {"readonly_ranges_left", r.readonly_ranges_left}};
   j["groups_listed"] = groups_listed;
   Json groups = Json::array();
-  for (const auto& g : r.groups) {
+  auto read = r.groups.for_each([&](const GroupListing& g) {
     Json members = Json::array();
     for (const auto& m : g.members) {
       Json mj;
@@ -112,7 +112,8 @@ Json filesystem(const FilesystemReport& r, bool groups_listed) {
       members.push_back(mj);
     }
     groups.push_back(Json{{"length", g.length}, {"whole_file", g.whole_file}, {"members", members}});
-  }
+  });
+  if (!read && j["error"].is_null()) j["error"] = read.error().message();
   j["groups"] = groups;
   if (r.deduped) {
     const auto& d = r.dedupe;

@@ -172,14 +172,15 @@ class Printer {
   }
 
   void groups(const FilesystemReport& r) const {
-    for (const auto& g : r.groups) {
+    auto read = r.groups.for_each([&](const GroupListing& g) {
       std::fprintf(out_, "%s %s, %zu ranges:\n", size(g.length).c_str(),
                    g.whole_file ? "whole files" : "range", g.members.size());
       for (const auto& m : g.members)
         std::fprintf(out_, "  %s\t%llu\t[layout %u]\t%s\n", printable_path(m.path).c_str(),
                      ull(m.offset), m.layout,
                      m.source ? "source" : m.destination ? "destination" : "unchanged");
-    }
+    });
+    if (!read) std::fprintf(out_, "error: %s\n", read.error().message().c_str());
   }
 
   void summary(const JobReport& report, const JobOptions& job) const {

@@ -161,8 +161,10 @@ TEST_F(CatalogTest, CandidateHeldByAReadOnlySnapshotStaysTheSource) {
   const auto& f = fs0(r);
   EXPECT_TRUE(f.catalog.incremental);
   EXPECT_EQ(f.dedupe.bytes_deduped, 100000u);
-  ASSERT_EQ(f.groups.size(), 1u);
-  for (const auto& m : f.groups[0].members) {
+  auto groups = f.groups.read_all();
+  ASSERT_TRUE(groups) << groups.error().message();
+  ASSERT_EQ(groups->size(), 1u);
+  for (const auto& m : (*groups)[0].members) {
     const bool is_g = m.path == path("tree/vol/g");
     EXPECT_EQ(m.source, is_g) << m.path;  // its extent stays: the snapshot holds it anyway
     EXPECT_EQ(m.destination, !is_g) << m.path;

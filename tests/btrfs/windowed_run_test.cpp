@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <set>
 
 #include "src/catalog.h"
 #include "src/job.h"
@@ -98,6 +99,32 @@ TEST_F(WindowedRunTest, DedupesAcrossWindowsWhatAWholeRunWould) {
   EXPECT_EQ(a.before.unique_bytes, r.after.unique_bytes);
   EXPECT_EQ(windowed.net_shared_change(),
             static_cast<int64_t>(a.before.shared_bytes - w.before.shared_bytes));
+}
+
+// -r lists the groups; a windowed run spills them to a temporary file as each window is
+// planned and prints them from there. Whole files get the same destinations either way.
+TEST_F(WindowedRunTest, ListedGroupsNameTheSameDestinations) {
+  auto destinations = [&](const JobReport& r) {
+    std::set<std::string> out;
+    EXPECT_FALSE(r.filesystems.empty());
+    if (r.filesystems.empty()) return out;
+    auto all = r.filesystems[0].groups.read_all();
+    EXPECT_TRUE(all) << all.error().message();
+    if (!all) return out;
+    for (const auto& g : *all)
+      for (const auto& m : g.members)
+        if (g.whole_file && m.destination) {
+          EXPECT_TRUE(out.insert(m.path).second) << m.path;
+        }
+    return out;
+  };
+  auto o = options(false);
+  o.list_groups = true;
+  const auto whole = destinations(run(o));
+  o.window_files = 4;
+  const auto windowed = destinations(run(o));
+  EXPECT_EQ(whole.size(), 2u * 13);  // c2 and c3: every file with data
+  EXPECT_EQ(windowed, whole);
 }
 
 TEST_F(WindowedRunTest, ATreeLargerThanAWholeRunMayHoldIsReadInWindows) {

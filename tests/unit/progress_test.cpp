@@ -144,7 +144,7 @@ TEST(JsonReport, CarriesEveryFigureAndNonUtf8Paths) {
   g.length = 4096;
   g.members.push_back({"odd-\xff", 0, 0, true, false});
   g.members.push_back({"copy", 0, 1, false, true});
-  fs.groups.push_back(g);
+  ASSERT_TRUE(fs.groups.add(g));
   r.filesystems.push_back(fs);
   JobOptions job;
   job.paths = {"/m"};
