@@ -267,35 +267,10 @@ btrfs::Result<ScanResult> reread_files(int fd, const ScanResult& scan) {
   out.fs = scan.fs;
   out.subvolumes = scan.subvolumes;
   out.readonly_alias_subvolumes = scan.readonly_alias_subvolumes;
-  std::map<uint64_t, SubvolumeInodes> readers;
-  for (uint32_t i = 0; i < scan.files.size(); ++i) {
-    const ScannedFile& f = scan.files[i];
-    auto& reader = readers.try_emplace(f.subvolume, fd, f.subvolume).first->second;
-    auto state = reader.read(f.inode, true);
-    if (!state) return state.error();
-    ScannedFile now = f;
-    now.path_node = PathTable::kRoot;
-    if (!*state) {
-      // Gone since: no extents, and a state no live file has, so it counts as changed.
-      now.size = 0;
-      now.set_mtime({-1, 0});
-    } else {
-      const auto& it = (*state)->item;
-      now.size = it.size;
-      now.set_mtime(it.mtime);
-      now.inode_flags = it.flags;
-      for (FileExtent e : (*state)->extents) {
-        e.file = i;
-        out.extents.push_back(e);
-      }
-    }
-    out.files.push_back(std::move(now));
-  }
-  for (const auto& [id, reader] : readers) {
-    out.tree_items += reader.items();
-    out.search_calls += reader.calls();
-  }
-  sort_by_physical_identity(out.extents);
+  out.files = scan.files;
+  for (auto& f : out.files) f.path_node = PathTable::kRoot;
+  if (auto ok = reread_in_place(fd, out, std::vector<bool>(out.files.size(), true)); !ok)
+    return ok.error();
   return out;
 }
 
