@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <map>
 #include <set>
 
 #include "btrfs/tree_search.h"
@@ -309,36 +310,43 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   const auto snapshots = incremental_->folds_readonly_aliases()
                              ? readonly_snapshots(scan)
                              : std::unordered_map<uint64_t, std::vector<uint64_t>>{};
-  for (const auto& [subvolume, inode] : candidates) {
-    const FileKey key{subvolume, inode};
-    if (!scanned.count(subvolume)) continue;
-    const auto row = catalog_->file(key);
-    if (!row) continue;
-    auto state = incremental_->read(subvolume, inode);
-    if (!state) return state.error();
-    if (!*state) {
-      stale_.insert(key);
-      continue;
-    }
-    if (!same_state(*row, (*state)->item)) continue;
-    auto added = incremental_->add(scan, subvolume, inode, **state);
-    if (!added) return added.error();
-    if (*added != Outcome::Added) {
-      stale_.insert(key);
-      continue;
-    }
-    // A snapshot's file has the original's inode number: same extents, the full scan
-    // would have folded it into this one.
-    auto snaps = snapshots.find(subvolume);
-    if (snaps == snapshots.end()) continue;
-    const auto file = static_cast<uint32_t>(scan.files.size() - 1);
-    for (uint64_t snap : snaps->second) {
-      auto copy = incremental_->read(snap, inode);
-      if (!copy) return copy.error();
-      if (!*copy || !same_layout(**state, **copy)) continue;
-      scan.files[file].readonly_alias = true;
-      scan.readonly_alias_subvolumes.add(file, snap);
-    }
+  // Nearby candidates are read together: per subvolume, in inode order.
+  std::map<uint64_t, std::vector<uint64_t>> by_subvolume;
+  for (const auto& [subvolume, inode] : candidates)
+    if (scanned.count(subvolume)) by_subvolume[subvolume].push_back(inode);
+  candidates.clear();
+  for (const auto& [subvolume, inodes] : by_subvolume) {
+    auto read = incremental_->read_each(
+        subvolume, inodes, [&](uint64_t inode, const InodeState* state) -> btrfs::Result<void> {
+          const FileKey key{subvolume, inode};
+          const auto row = catalog_->file(key);
+          if (!row) return {};
+          if (!state) {
+            stale_.insert(key);
+            return {};
+          }
+          if (!same_state(*row, state->item)) return {};
+          auto added = incremental_->add(scan, subvolume, inode, *state);
+          if (!added) return added.error();
+          if (*added != Outcome::Added) {
+            stale_.insert(key);
+            return {};
+          }
+          // A snapshot's file has the original's inode number: same extents, the full
+          // scan would have folded it into this one.
+          auto snaps = snapshots.find(subvolume);
+          if (snaps == snapshots.end()) return {};
+          const auto file = static_cast<uint32_t>(scan.files.size() - 1);
+          for (uint64_t snap : snaps->second) {
+            auto copy = incremental_->read(snap, inode);
+            if (!copy) return copy.error();
+            if (!*copy || !same_layout(*state, **copy)) continue;
+            scan.files[file].readonly_alias = true;
+            scan.readonly_alias_subvolumes.add(file, snap);
+          }
+          return {};
+        });
+    if (!read) return read.error();
   }
   stats.candidates = scan.files.size() - changed;
   stats.stale_rows = stale_.size();

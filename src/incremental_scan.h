@@ -43,6 +43,14 @@ class IncrementalScan {
     return inodes(subvolume).read(inode, true);
   }
 
+  // Files `sorted` (ascending inodes) of `subvolume` as they are now, nearby ones read
+  // together (SubvolumeInodes::read_each); nullptr: gone.
+  btrfs::Result<void> read_each(
+      uint64_t subvolume, const std::vector<uint64_t>& sorted,
+      const std::function<btrfs::Result<void>(uint64_t inode, const InodeState* state)>& each) {
+    return inodes(subvolume).read_each(sorted, each);
+  }
+
   enum class Outcome { Added, OutOfScope, NoData };
   // Whether the full scan would have the file read as `state`. OutOfScope: not a regular
   // file, not below a root, excluded, smaller than --min-size; NoData: no regular extent

@@ -158,6 +158,41 @@ btrfs::Result<uint64_t> SubvolumeInodes::read_from(
   return result;
 }
 
+btrfs::Result<void> SubvolumeInodes::read_each(
+    const std::vector<uint64_t>& sorted,
+    const std::function<btrfs::Result<void>(uint64_t inode, const InodeState* state)>& each) {
+  // Inodes this close share a sequential read: their items are a leaf or two apart.
+  constexpr uint64_t kRunGap = 32;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t end = i + 1;
+    while (end < sorted.size() && sorted[end] - sorted[end - 1] <= kRunGap) ++end;
+    if (end == i + 1) {
+      auto state = read(sorted[i], true);
+      if (!state) return state.error();
+      if (auto ok = each(sorted[i], *state ? &**state : nullptr); !ok) return ok;
+      i = end;
+      continue;
+    }
+    size_t next = i;
+    btrfs::Result<void> failed;
+    auto read = read_from(sorted[i], [&](uint64_t inode, InodeState& state) {
+      for (; next < end && sorted[next] < inode; ++next)
+        if (failed = each(sorted[next], nullptr); !failed) return false;
+      if (next < end && sorted[next] == inode) {
+        if (failed = each(inode, &state); !failed) return false;
+        ++next;
+      }
+      return next < end;
+    });
+    if (!read) return read.error();
+    if (!failed) return failed;
+    for (; next < end; ++next)  // past the tree's end
+      if (auto ok = each(sorted[next], nullptr); !ok) return ok;
+    i = end;
+  }
+  return {};
+}
+
 btrfs::Result<std::optional<SubvolumeInodes::Name>> SubvolumeInodes::name_of_directory(uint64_t dir) {
   if (auto it = directories_.find(dir); it != directories_.end()) return it->second;
   auto state = read(dir, false);
