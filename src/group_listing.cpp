@@ -80,6 +80,16 @@ btrfs::Result<void> GroupListings::add(GroupListing listing) {
   return {};
 }
 
+btrfs::Result<void> GroupListings::add(std::vector<GroupListing> listings) {
+  if (!file_ && in_memory_.empty()) {
+    in_memory_ = std::move(listings);
+    return {};
+  }
+  for (auto& g : listings)
+    if (auto ok = add(std::move(g)); !ok) return ok;
+  return {};
+}
+
 btrfs::Result<void> GroupListings::for_each(
     const std::function<void(const GroupListing&)>& fn) const {
   for (const auto& g : in_memory_) fn(g);

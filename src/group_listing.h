@@ -34,6 +34,9 @@ class GroupListings {
   // gone when the last copy of this object is. Listings already added stay in memory.
   btrfs::Result<void> spill_to_disk();
   btrfs::Result<void> add(GroupListing listing);
+  // All of a plan's listings at once: kept in memory as given (no second array while they
+  // move over), or spilled one by one.
+  btrfs::Result<void> add(std::vector<GroupListing> listings);
   // Every listing, in the order added. A read error ends the walk and is returned.
   btrfs::Result<void> for_each(const std::function<void(const GroupListing&)>& fn) const;
   // Every listing in memory at once (small listings, tests).

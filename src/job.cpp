@@ -150,9 +150,8 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   r.planned_rounds += work.plan.rounds.size();
   r.readonly_ranges_left += work.plan.readonly_members_skipped;
   if (o.list_groups)
-    for (auto& listing : list_groups(scan, matches, work.plan))
-      if (auto ok = r.groups.add(std::move(listing)); !ok && r.error.empty())
-        r.error = ok.error().message();
+    if (auto ok = r.groups.add(list_groups(scan, matches, work.plan)); !ok && r.error.empty())
+      r.error = ok.error().message();
   matches.groups.clear();  // the plan holds what dedupe needs
   matches.groups.shrink_to_fit();
   release_free_heap();
