@@ -97,8 +97,17 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::start_windows(
   if (!scan) return scan.error();
   // Rows of an earlier run would need a merge against the whole scan (stale rows, changed
   // files): such a run scans whole. So do read-only snapshots folded into their originals.
-  if (!*scan || holds_files() || !(*scan)->windows_allowed(base))
+  if (!*scan || !may_take_windows() || !(*scan)->windows_allowed(base))
     return std::optional<ScanResult>{};
+  // A run that matches every file again writes every row again: the old ones go first, in
+  // the run's transaction (a run that fails leaves them as they were).
+  const auto old_rows = catalog_->files_per_subvolume();
+  if (!old_rows.empty()) {
+    if (auto ok = catalog_->begin(); !ok) return ok.error();
+    writing_ = true;
+    for (const auto& [subvolume, count] : old_rows)
+      if (auto ok = catalog_->remove_subvolume_files(subvolume); !ok) return ok.error();
+  }
   incremental_ = std::move(*scan);
   windowed_ = true;
   return std::optional<ScanResult>{std::move(base)};

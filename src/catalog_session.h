@@ -73,8 +73,7 @@ class CatalogSession {
   // follows the window, not the tree). Each window's files are fingerprinted, their rows
   // written at once, and the files of earlier windows they may duplicate are looked up in
   // the catalog and read from the tree, as an incremental run does with changed files.
-  // Possible when the catalog holds no file yet (a first run, or a temporary catalog) and
-  // no read-only snapshot is scanned with folding. The result is the run's base (roots,
+  // Possible when may_take_windows() and no read-only snapshot is scanned with folding. The result is the run's base (roots,
   // filesystem, subvolumes, no file); nullopt: the run must scan whole.
   btrfs::Result<std::optional<ScanResult>> windowed_scan(const std::vector<std::string>& roots,
                                                         const ScanOptions& options);
@@ -86,8 +85,12 @@ class CatalogSession {
   // window may still hold files then).
   btrfs::Result<bool> next_window(ScanResult& window, size_t max_files);
   bool windowed() const { return windowed_; }
-  // Whether the catalog holds any file's row (an earlier run's).
-  bool holds_files() const { return !catalog_->files_per_subvolume().empty(); }
+  // Whether this run may be read in windows: the catalog holds no file's row yet, or the
+  // run matches every file again anyway (an earlier run left duplicates pending), so its
+  // rows are rewritten from scratch.
+  bool may_take_windows() const {
+    return rescan_all_ || catalog_->files_per_subvolume().empty();
+  }
   // After fingerprint() of a window: which of its files (by index) are catalogued files of
   // earlier windows, joined as possible twins (PlanOptions::earlier).
   const std::vector<bool>& earlier_files() const { return earlier_; }

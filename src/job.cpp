@@ -531,8 +531,8 @@ JobReport run_job(const JobOptions& options, ProgressSink* progress) {
     return report;
   }
   // A tree too large to hold whole is read in windows: always with -B, else once a scan
-  // capped at kWholeRunFiles finds more. Only a catalog without rows can take windows.
-  const bool may_window = !catalog || !catalog->holds_files();
+  // capped at whole_run_files finds more (CatalogSession::may_take_windows).
+  const bool may_window = !catalog || catalog->may_take_windows();
   auto run_in_windows = [&]() -> bool {  // false: not possible here, scan whole
     std::unique_ptr<CatalogSession> temporary;
     CatalogSession* session = catalog.get();

@@ -176,6 +176,41 @@ TEST_F(WindowedRunTest, HashfileOfAWindowedRunServesTheNextRuns) {
   EXPECT_EQ(left.filesystems[0].planned_bytes, 0u);
 }
 
+// duperemove's habit: a report first (-r), then -d on the same hashfile. The report left
+// its duplicates pending, so the dedupe run matches every file again: in windows too, its
+// rows written afresh.
+TEST_F(WindowedRunTest, DedupeAfterAReportOnTheSameHashfileIsWindowedToo) {
+  hashfile_ = fs().image_file() + ".hash";
+  auto o = options(false);
+  o.hashfile = hashfile_;
+  o.window_files = 7;
+  const auto report = run(o);
+  ASSERT_FALSE(report.filesystems.empty());
+  EXPECT_GT(report.filesystems[0].windows, 1u);
+  const uint64_t planned = report.filesystems[0].planned_bytes;
+  ASSERT_GT(planned, 0u);
+
+  o.dedupe = true;
+  const auto dedupe = run(o);
+  ASSERT_FALSE(dedupe.filesystems.empty());
+  const auto& d = dedupe.filesystems[0];
+  EXPECT_GT(d.windows, 1u);
+  EXPECT_FALSE(d.catalog.incremental);
+  EXPECT_EQ(d.planned_bytes, planned);
+  EXPECT_EQ(d.dedupe.bytes_deduped, planned);
+  EXPECT_EQ(dedupe.exit_code(), 0);
+  {
+    auto catalog = Catalog::open(hashfile_);
+    ASSERT_TRUE(catalog) << catalog.error().message();
+    EXPECT_EQ((*catalog)->counts().files, files_);
+    EXPECT_FALSE((*catalog)->pending());
+  }
+  const auto again = run(o);
+  ASSERT_FALSE(again.filesystems.empty());
+  EXPECT_TRUE(again.filesystems[0].catalog.unchanged);
+  expect_content_and_mtimes_unchanged();
+}
+
 TEST_F(WindowedRunTest, TemporaryCatalogIsRemoved) {
   const std::string tmp = fs().image_file() + ".tmpdir";
   std::filesystem::create_directories(tmp);
