@@ -1,12 +1,16 @@
 #include "src/catalog_session.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <cinttypes>
 #include <cstdio>
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <numeric>
 #include <sstream>
 #include <utility>
@@ -139,10 +143,36 @@ btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open(JobOptions& 
   return s;
 }
 
+namespace {
+
+constexpr const char* kTemporaryPrefix = "btrdedupe-window-";
+constexpr const char* kTemporarySuffixes[] = {"", "-wal", "-shm", "-journal"};
+
+// Temporary catalogs are named after their run's pid: a run that died (SIGKILL, a crash)
+// could not remove its own, the next one does.
+void remove_dead_runs_catalogs(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kTemporaryPrefix, 0) != 0) continue;
+    const std::string rest = name.substr(std::strlen(kTemporaryPrefix));
+    char* end = nullptr;
+    const long pid = std::strtol(rest.c_str(), &end, 10);
+    if (pid <= 0 || end == rest.c_str() || *end != '-') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    ::unlink(entry.path().c_str());
+  }
+}
+
+}  // namespace
+
 btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open_temporary(
     const JobOptions& options) {
   const char* tmp = std::getenv("TMPDIR");
-  std::string path = std::string(tmp && *tmp ? tmp : "/var/tmp") + "/btrdedupe-window-XXXXXX";
+  const std::string dir = tmp && *tmp ? tmp : "/var/tmp";
+  remove_dead_runs_catalogs(dir);
+  std::string path =
+      dir + "/" + kTemporaryPrefix + std::to_string(::getpid()) + "-XXXXXX";
   const int fd = ::mkstemp(path.data());
   if (fd < 0) return btrfs::errno_error("creating a temporary catalog in " + path);
   ::close(fd);
@@ -160,8 +190,7 @@ btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open_temporary(
 CatalogSession::~CatalogSession() {
   if (temporary_.empty()) return;
   catalog_.reset();  // closed before its files go
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-    ::unlink((temporary_ + suffix).c_str());
+  for (const char* suffix : kTemporarySuffixes) ::unlink((temporary_ + suffix).c_str());
 }
 
 btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& options,
