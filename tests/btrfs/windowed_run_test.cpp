@@ -58,6 +58,21 @@ class WindowedRunTest : public BtrfsTest {
     }
     return r;
   }
+  // Options of a windowed run (7 files a window) on a hashfile beside the image.
+  JobOptions windowed_on_hashfile(bool dedupe) {
+    hashfile_ = fs().image_file() + ".hash";
+    auto o = options(dedupe);
+    o.hashfile = hashfile_;
+    o.window_files = 7;
+    return o;
+  }
+  // The hashfile holds a row for every file with data, and no pending duplicates.
+  void expect_every_file_catalogued() {
+    auto catalog = Catalog::open(hashfile_);
+    ASSERT_TRUE(catalog) << catalog.error().message();
+    EXPECT_EQ((*catalog)->counts().files, files_);
+    EXPECT_FALSE((*catalog)->pending());
+  }
   void expect_content_and_mtimes_unchanged() {
     sh("cd " + shell_quote(path("tree")) +
        " && find . -type f -exec md5sum {} + | sort -k2 | cmp - ../sums.before"
@@ -148,19 +163,12 @@ TEST_F(WindowedRunTest, ATreeLargerThanAWholeRunMayHoldIsReadInWindows) {
 }
 
 TEST_F(WindowedRunTest, HashfileOfAWindowedRunServesTheNextRuns) {
-  hashfile_ = fs().image_file() + ".hash";
-  auto o = options(true);
-  o.hashfile = hashfile_;
-  o.window_files = 7;
+  auto o = windowed_on_hashfile(true);
   const auto first = run(o);
   ASSERT_FALSE(first.filesystems.empty());
   EXPECT_GT(first.filesystems[0].windows, 1u);
   EXPECT_EQ(first.filesystems[0].catalog.files_changed, files_);
-  {
-    auto catalog = Catalog::open(hashfile_);
-    ASSERT_TRUE(catalog) << catalog.error().message();
-    EXPECT_EQ((*catalog)->counts().files, files_);
-  }
+  expect_every_file_catalogued();
   const auto unchanged = run(o);
   ASSERT_FALSE(unchanged.filesystems.empty());
   EXPECT_TRUE(unchanged.filesystems[0].catalog.unchanged);
@@ -181,10 +189,7 @@ TEST_F(WindowedRunTest, HashfileOfAWindowedRunServesTheNextRuns) {
 // its duplicates pending, so the dedupe run matches every file again: in windows too, its
 // rows written afresh.
 TEST_F(WindowedRunTest, DedupeAfterAReportOnTheSameHashfileIsWindowedToo) {
-  hashfile_ = fs().image_file() + ".hash";
-  auto o = options(false);
-  o.hashfile = hashfile_;
-  o.window_files = 7;
+  auto o = windowed_on_hashfile(false);
   const auto report = run(o);
   ASSERT_FALSE(report.filesystems.empty());
   EXPECT_GT(report.filesystems[0].windows, 1u);
@@ -200,12 +205,7 @@ TEST_F(WindowedRunTest, DedupeAfterAReportOnTheSameHashfileIsWindowedToo) {
   EXPECT_EQ(d.planned_bytes, planned);
   EXPECT_EQ(d.dedupe.bytes_deduped, planned);
   EXPECT_EQ(dedupe.exit_code(), 0);
-  {
-    auto catalog = Catalog::open(hashfile_);
-    ASSERT_TRUE(catalog) << catalog.error().message();
-    EXPECT_EQ((*catalog)->counts().files, files_);
-    EXPECT_FALSE((*catalog)->pending());
-  }
+  expect_every_file_catalogued();
   const auto again = run(o);
   ASSERT_FALSE(again.filesystems.empty());
   EXPECT_TRUE(again.filesystems[0].catalog.unchanged);
