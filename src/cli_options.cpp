@@ -9,18 +9,18 @@
 #include <sstream>
 
 #include "src/byte_size.h"
+#include "src/duration.h"
 
 namespace po = boost::program_options;
 
 namespace btrdedupe {
 namespace {
 
-// Options without a value: repeating one is harmless (-v counts its repeats).
-const std::set<std::string>& switches() {
-  static const std::set<std::string> s = {
-      "dedupe", "recursive", "human", "quiet", "verbose", "debug", "dry-run", "json",
-      "skip-zeroes", "fdupes", "help", "version", "readonly-open", "one-file-system",
-      "all-subvols", "dedupe-readonly", "list-subvols"};
+// Options that collect every occurrence; any other valued option takes its last one, as
+// duperemove's getopt loop does (a wrapper's default, then the caller's override).
+const std::set<std::string>& composing() {
+  static const std::set<std::string> s = {"paths", "exclude", "subvol", "exclude-subvol",
+                                          "dedupe-options"};
   return s;
 }
 
@@ -56,6 +56,13 @@ po::options_description visible_options() {
       ("io-threads", po::value<unsigned>()->value_name("N"),
        "threads reading data for fingerprints and running dedupe rounds "
        "(default: 4 on non-rotational storage, else 2)")
+      ("batchsize,B", po::value<unsigned>()->value_name("N"),
+       "read, match and dedupe the tree in windows of N files (memory follows N); default: "
+       "whole up to 180000 files, then windows of 16384")
+      ("max-runtime", po::value<std::string>()->value_name("DURATION"),
+       "a time box (90, 30s, 20m, 1h30m): the largest duplicate groups are deduped first, "
+       "no new dedupe round starts once the time is up, and the run ends as on SIGTERM "
+       "(exit 4); with --hashfile the next run does the rest")
       ("hashfile", po::value<std::string>()->value_name("FILE"),
        "keep scan and fingerprint state in FILE between runs (the catalog)")
       (",L", "list what the hashfile holds and exit (needs --hashfile)")
@@ -80,9 +87,6 @@ po::options_description visible_options() {
       ("version", "show the version and exit");
   po::options_description compat("Accepted for duperemove scripts, without effect here");
   compat.add_options()
-      ("batchsize,B", po::value<unsigned>()->value_name("N"),
-       "read, match and dedupe the tree in windows of N files (memory follows N); default: "
-       "whole up to 180000 files, then windows of 16384")
       ("cpu-threads", po::value<unsigned>()->value_name("N"),
        "fingerprints come from the csum tree")
       ("skip-zeroes", "holes and prealloc are never read; zero blocks match like any data")
@@ -149,7 +153,8 @@ std::string cli_help() {
       << visible_options()
       << "\nExit status: 0 all done; 1 an error (a path, a filesystem or a read failed);\n"
          "2 bad usage; 3 finished, but some ranges were left as they were (changed since\n"
-         "the scan, or refused by the kernel); 130/143 stopped cleanly on SIGINT/SIGTERM.\n"
+         "the scan, or refused by the kernel); 4 stopped at --max-runtime; 130/143 stopped\n"
+         "cleanly on SIGINT/SIGTERM.\n"
          "See btrdedupe(8).\n";
   return out.str();
 }
@@ -242,14 +247,16 @@ ParsedCli parse_cli(int argc, const char* const* argv) {
   po::variables_map vm;
   try {
     auto options = po::command_line_parser(argc, argv).options(all).positional(positional).run();
-    // A repeated switch is harmless; -v counts.
+    // A repeated switch is harmless (-v counts); of a repeated valued option the last wins.
     std::set<std::string> seen;
     std::vector<po::option> kept;
-    for (auto& opt : options.options) {
-      if (opt.string_key == "verbose") ++o.verbose;
-      if (switches().count(opt.string_key) && !seen.insert(opt.string_key).second) continue;
-      kept.push_back(std::move(opt));
+    for (auto opt = options.options.rbegin(); opt != options.options.rend(); ++opt) {
+      const std::string& key = opt->string_key;
+      if (key == "verbose") ++o.verbose;
+      if (!composing().count(key) && !seen.insert(key).second) continue;
+      kept.push_back(std::move(*opt));
     }
+    std::reverse(kept.begin(), kept.end());
     options.options = std::move(kept);
     po::store(options, vm);
     po::notify(vm);
@@ -316,6 +323,15 @@ ParsedCli parse_cli(int argc, const char* const* argv) {
       return parsed;
     }
     o.block_size = *size;
+  }
+  if (vm.count("max-runtime")) {
+    const auto text = vm["max-runtime"].as<std::string>();
+    const auto seconds = parse_duration(text);
+    if (!seconds || *seconds <= 0) {
+      error = "--max-runtime: '" + text + "' is not a duration (examples: 90, 30s, 20m, 1h30m)";
+      return parsed;
+    }
+    o.max_runtime = *seconds;
   }
   if (auto s = size_option(vm, "min-size", "--min-size", &error); s) o.min_size = *s;
   if (!error.empty()) return parsed;

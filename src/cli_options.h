@@ -15,6 +15,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;     // a path, a filesystem or a read failed
 inline constexpr int kExitUsage = 2;     // bad command line
 inline constexpr int kExitSkipped = 3;   // finished, but some ranges were left as they were
+inline constexpr int kExitTimeUp = 4;    // stopped at --max-runtime; the rest is left for later
 // After a clean stop on a signal: 128 + the signal (130 SIGINT, 143 SIGTERM).
 
 enum class ProgressMode { Auto, Tty, Json, None };
@@ -39,6 +40,7 @@ struct CliOptions {
   Prefetch prefetch = Prefetch::Fadvise;
   std::string hashfile;        // --hashfile=F (the catalog; see JobOptions::hashfile)
   uint64_t window_files = 0;   // -B N (JobOptions::window_files); 0: automatic
+  double max_runtime = 0;      // --max-runtime DURATION, in seconds; 0: no limit
   // Accepted for duperemove compatibility, without effect here; each is noted once.
   std::vector<std::string> no_effect;
   bool show_help = false;

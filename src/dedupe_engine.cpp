@@ -42,7 +42,7 @@ struct PreparedRound {
 class DedupeRun {
  public:
   DedupeRun(const ScanResult& scan, const DedupePlan& plan, const DedupeOptions& options)
-      : scan_(scan), plan_(plan), options_(options) {}
+      : scan_(scan), plan_(plan), options_(options), started_(plan.rounds.size(), 0) {}
 
   DedupeStats run() {
     const unsigned n = std::max(1u, options_.io_threads);
@@ -56,6 +56,13 @@ class DedupeRun {
       retries_.clear();
     }
     retry_eagain();
+    if (stats_.stopped)
+      for (size_t r = 0; r < plan_.rounds.size(); ++r)
+        if (!started_[r]) {
+          ++stats_.rounds_not_started;
+          stats_.bytes_not_started += plan_.rounds[r].length * plan_.rounds[r].destinations.size();
+        }
+    if (options_.round_started) *options_.round_started = std::move(started_);
     if (no_space_) {
       stats_.no_space = true;
       stats_.messages.insert(
@@ -82,7 +89,10 @@ class DedupeRun {
     for (size_t r = 0; r < plan_.rounds.size() && !stopping() && !no_space_; ++r) {
       produced_ = r + 1;
       auto prepared = prepare(r, std::nullopt, prefetch_ahead(), no_buffer);
-      if (!prepared) continue;
+      if (!prepared) {
+        started_[r] = 1;  // its files were looked at (changed, gone): not left for later
+        continue;
+      }
       std::unique_lock lock(queue_mu_);
       queue_space_.wait(lock, [&] {
         return queue_.empty() ||
@@ -127,6 +137,7 @@ class DedupeRun {
         continue;
       }
       if (!prefetch_ahead()) warm(*p, buf);
+      started_[p->index] = 1;  // one worker per round: no two write one element
       execute(*p, last_attempt);
     }
   }
@@ -346,6 +357,7 @@ class DedupeRun {
   const ScanResult& scan_;
   const DedupePlan& plan_;
   const DedupeOptions& options_;
+  std::vector<uint8_t> started_;  // by round: its call was made (or its files were found changed)
   std::mutex mu_;
   std::mutex queue_mu_;
   std::condition_variable queue_ready_, queue_space_;
@@ -394,6 +406,8 @@ void DedupeStats::add(const DedupeStats& more) {
   stopped = stopped || more.stopped;
   no_space = no_space || more.no_space;
   ranges_not_tried += more.ranges_not_tried;
+  rounds_not_started += more.rounds_not_started;
+  bytes_not_started += more.bytes_not_started;
 }
 
 }  // namespace btrdedupe

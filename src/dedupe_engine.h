@@ -40,6 +40,9 @@ struct DedupeOptions {
   std::function<void(uint64_t)> on_progress;
   // When set and true, workers start no new round (and no retry): a clean stop.
   const std::atomic<bool>* stop = nullptr;
+  // When set, receives one byte per plan round: 1 when the round was run (or its files were
+  // found changed), 0 when a stop left it for a later run.
+  std::vector<uint8_t>* round_started = nullptr;
 };
 
 struct DedupeStats {
@@ -59,6 +62,9 @@ struct DedupeStats {
   // every one would fail the same way after the kernel's costly attempt to find space.
   bool no_space = false;
   uint64_t ranges_not_tried = 0;           // ranges of the rounds not started because of it
+  // Left by a stop (a signal, --max-runtime): rounds never started, and the bytes they
+  // would have shared; the next run with the hashfile does them.
+  uint64_t rounds_not_started = 0, bytes_not_started = 0;
   // Adds the figures of a later window's dedupe (a run read in windows) to these.
   void add(const DedupeStats& more);
 };

@@ -113,7 +113,26 @@ DedupePlan plan_rounds(const ScanResult& scan, const MatchResult& matches,
   }
   std::stable_sort(plan.rounds.begin(), plan.rounds.end(),
                    [](const DedupeRound& a, const DedupeRound& b) { return a.disk_order < b.disk_order; });
+  if (options.most_valuable_first) order_most_valuable_first(plan);
   return plan;
+}
+
+std::vector<uint64_t> group_values(const DedupePlan& plan) {
+  std::vector<uint64_t> value;
+  for (const auto& r : plan.rounds) {
+    if (r.group >= value.size()) value.resize(r.group + 1, 0);
+    value[r.group] += r.length * r.destinations.size();
+  }
+  return value;
+}
+
+void order_most_valuable_first(DedupePlan& plan) {
+  const auto value = group_values(plan);
+  std::stable_sort(plan.rounds.begin(), plan.rounds.end(),
+                   [&](const DedupeRound& a, const DedupeRound& b) {
+                     if (value[a.group] != value[b.group]) return value[a.group] > value[b.group];
+                     return a.group < b.group;
+                   });
 }
 
 }  // namespace btrdedupe

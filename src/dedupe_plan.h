@@ -45,10 +45,13 @@ struct PlanOptions {
   // as possible twins. A pair of them was planned in an earlier window already: neither
   // becomes the other's destination again (no second try of what was refused there).
   const std::vector<bool>* earlier = nullptr;
+  // A time-boxed run (--max-runtime): the groups that would share the most bytes first
+  // (order_most_valuable_first), so a run cut short has done its most valuable work.
+  bool most_valuable_first = false;
 };
 
 struct DedupePlan {
-  std::vector<DedupeRound> rounds;          // in physical order
+  std::vector<DedupeRound> rounds;          // in physical order (unless most_valuable_first)
   uint64_t planned_bytes = 0;               // sum of length * destinations
   uint64_t readonly_members_skipped = 0;    // destinations left alone: read-only subvolume
 };
@@ -58,5 +61,11 @@ size_t choose_target(const ScanResult& scan, const DuplicateGroup& group);
 
 DedupePlan plan_rounds(const ScanResult& scan, const MatchResult& matches,
                        const PlanOptions& options);
+
+// Bytes each group's rounds would share (length x destinations), by group index.
+std::vector<uint64_t> group_values(const DedupePlan& plan);
+// Reorders the rounds by their group's value, largest first; a group's rounds stay
+// together and keep their physical order, and equal values keep group order.
+void order_most_valuable_first(DedupePlan& plan);
 
 }  // namespace btrdedupe

@@ -9,6 +9,7 @@
 #include <memory>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "src/catalog_session.h"
 #include "src/dedupe_plan.h"
@@ -141,6 +142,7 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   PlanOptions po;
   po.dedupe_readonly = o.dedupe_readonly;
   po.earlier = earlier;
+  po.most_valuable_first = o.most_valuable_first;
   PlannedWork work;
   work.plan = plan_rounds(scan, matches, po);
   work.planned = planned_bytes_by_subvolume(scan, work.plan);
@@ -158,6 +160,24 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   return work;
 }
 
+// What each group of a time-boxed run's plan shares, and what a stop left of it.
+void list_work(const ScanResult& scan, const DedupePlan& plan,
+               const std::vector<uint8_t>& started, std::vector<GroupWork>& out) {
+  std::map<uint32_t, size_t> entry;                // group -> index in out
+  std::map<uint32_t, std::set<uint32_t>> targets;  // group -> destination files
+  for (size_t i = 0; i < plan.rounds.size(); ++i) {
+    const auto& round = plan.rounds[i];
+    auto [it, fresh] = entry.emplace(round.group, out.size());
+    if (fresh) out.push_back({file_path(scan, scan.files[round.source.file]), 0, 0, 0});
+    GroupWork& g = out[it->second];
+    const uint64_t bytes = round.length * round.destinations.size();
+    g.bytes += bytes;
+    if (i >= started.size() || !started[i]) g.bytes_left += bytes;
+    for (const auto& d : round.destinations) targets[round.group].insert(d.file);
+  }
+  for (const auto& [group, index] : entry) out[index].destinations = targets[group].size();
+}
+
 // Runs the plan's rounds with the job's workers.
 DedupeStats dedupe_planned(const ScanResult& scan, const DedupePlan& plan, const JobOptions& o,
                            ProgressSink* progress, FilesystemReport& r) {
@@ -169,8 +189,11 @@ DedupeStats dedupe_planned(const ScanResult& scan, const DedupePlan& plan, const
   report_progress(progress, "dedupe", 0, plan.planned_bytes);
   if (progress)
     dopt.on_progress = [&](uint64_t done) { progress->progress("dedupe", done, plan.planned_bytes); };
+  std::vector<uint8_t> started;
+  if (o.most_valuable_first) dopt.round_started = &started;
   auto stats = run_dedupe(scan, plan, dopt);
   r.deduped = true;
+  if (o.most_valuable_first) list_work(scan, plan, started, r.work);
   return stats;
 }
 
@@ -186,7 +209,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   r.tree_searches = scan.search_calls;
   r.passed_over = scan.passed_over;
   r.excluded = scan.excluded;
-  r.before = r.after = summarize_sharing(scan.extents);
+  r.before = r.after = summarize_sharing(scan.extents, nullptr, &scan.files);
   release_free_heap();  // the scan's inode tables are gone
 
   auto t = Clock::now();
@@ -213,14 +236,15 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
     r.tree_items = scan.tree_items;
     r.tree_searches = scan.search_calls;
     r.passed_over = scan.passed_over;
-    r.before = r.after = summarize_sharing(scan.extents);
+    r.before = r.after = summarize_sharing(scan.extents, nullptr, &scan.files);
   }
   report_progress(progress, "fingerprint", r.before.unique_bytes, r.before.unique_bytes);
 
   t = Clock::now();
   auto [plan, planned] = match_and_plan(scan, *fp, o, nullptr, progress, r);
   r.seconds.match = since(t);
-  if (!o.dedupe || (o.stop && o.stop->load())) {
+  const bool stopped_before_dedupe = o.stop && o.stop->load();
+  if (!o.dedupe || (stopped_before_dedupe && !o.most_valuable_first)) {
     fill_per_subvolume(scan, subvolume_usage(scan), nullptr, planned, r);
     record_in_catalog(catalog, scan, nullptr, r);
     return;
@@ -229,6 +253,12 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   t = Clock::now();
   r.dedupe = dedupe_planned(scan, plan, o, progress, r);
   r.seconds.dedupe = since(t);
+  if (r.dedupe.calls == 0) {  // nothing changed on disk: no confirmation to read
+    const auto usage = subvolume_usage(scan);
+    fill_per_subvolume(scan, usage, &usage, planned, r);
+    record_in_catalog(catalog, scan, nullptr, r);
+    return;
+  }
   // What is left needs neither the plan, the paths nor the extents (their figures taken
   // first; the catalog records files): make room for the confirmation scan.
   const auto usage_before = subvolume_usage(scan);
@@ -257,7 +287,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
     r.error = "re-reading the tree after dedupe: " + after.error().message();
     return;
   }
-  r.after = summarize_sharing(after->extents);
+  r.after = summarize_sharing(after->extents, nullptr, &after->files);
   const auto usage_after = subvolume_usage(*after);
   free_storage(after->extents);
   release_free_heap();
@@ -270,6 +300,7 @@ void add_sharing(SharingSummary& into, const SharingSummary& more) {
   into.unique_bytes += more.unique_bytes;
   into.shared_bytes += more.shared_bytes;
   into.physical_extents += more.physical_extents;
+  into.in_shared_extents += more.in_shared_extents;
 }
 
 using UsageBySubvolume = std::map<uint64_t, SubvolumeUsage>;
@@ -335,7 +366,7 @@ void run_windowed(CatalogSession& session, const ScanResult& base, const JobOpti
     r.tree_items = window.tree_items;  // the reader's totals so far
     r.tree_searches = window.search_calls;
     const std::vector<bool> earlier = session.earlier_files();
-    auto sharing = summarize_sharing(window.extents, &earlier);
+    auto sharing = summarize_sharing(window.extents, &earlier, &window.files);
     auto usage = subvolume_usage(window, &earlier);
     add_sharing(r.before, sharing);
     add_usage(usage_before, usage);
@@ -361,7 +392,7 @@ void run_windowed(CatalogSession& session, const ScanResult& base, const JobOpti
         r.error = "re-reading the tree after dedupe: " + confirmed.error().message();
         break;
       }
-      sharing = summarize_sharing(window.extents, &earlier);
+      sharing = summarize_sharing(window.extents, &earlier, &window.files);
       usage = subvolume_usage(window, &earlier);
     }
     add_sharing(r.after, sharing);
@@ -441,6 +472,14 @@ int JobReport::exit_code() const {
       skipped = true;
   }
   return skipped ? 3 : 0;
+}
+
+int64_t JobReport::duperemove_net_change() const {
+  int64_t net = 0;
+  for (const auto& fs : filesystems)
+    net += static_cast<int64_t>(fs.after.in_shared_extents) -
+           static_cast<int64_t>(fs.before.in_shared_extents);
+  return net;
 }
 
 int64_t JobReport::net_shared_change() const {

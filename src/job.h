@@ -53,6 +53,9 @@ struct JobOptions {
   // Set (by a signal handler) to stop cleanly: no new dedupe round starts, no new
   // filesystem's dedupe starts; the report says so (JobReport::stopped).
   const std::atomic<bool>* stop = nullptr;
+  // A time-boxed run (--max-runtime): dedupe the groups that share the most bytes first and
+  // list, per group, whether it was done or left (FilesystemReport::work).
+  bool most_valuable_first = false;
 };
 
 // Progress events for people and monitors. Called from the job's thread.
@@ -62,6 +65,14 @@ class ProgressSink {
   // phase: "scan", "fingerprint", "match", "dedupe", "confirm"; bytes done of total
   // (total 0 when unknown).
   virtual void progress(const char* phase, uint64_t done, uint64_t total) = 0;
+};
+
+// One duplicate group of a time-boxed run, in the order its rounds were queued.
+struct GroupWork {
+  std::string source;         // the file its source ranges are in
+  uint64_t destinations = 0;  // files whose ranges are deduped onto it
+  uint64_t bytes = 0;         // bytes its rounds would share
+  uint64_t bytes_left = 0;    // of those, in rounds a stop left for the next run
 };
 
 struct PhaseSeconds {
@@ -88,6 +99,7 @@ struct FilesystemReport {
   uint64_t whole_file_groups = 0, partial_groups = 0;
   uint64_t planned_bytes = 0, planned_rounds = 0, readonly_ranges_left = 0;
   GroupListings groups;               // only with JobOptions::list_groups
+  std::vector<GroupWork> work;        // only with JobOptions::most_valuable_first and -d
   bool deduped = false;
   unsigned io_threads = 0;            // dedupe workers used
   DedupeStats dedupe;
@@ -114,8 +126,13 @@ struct JobReport {
   //    EROFS, EXDEV). Read-only snapshot ranges left alone by design do not count.
   // (A stop is not an exit code here: the program maps it to 128 + signal.)
   int exit_code() const;
-  // Logical bytes newly shared, summed over filesystems (duperemove's "net change").
+  // Logical bytes newly shared, each counted once (a deduped pair of 4 MiB: 4 MiB).
   int64_t net_shared_change() const;
+  // duperemove's "net change in shared extents": bytes newly in shared extents, counted in
+  // every file that holds them (a deduped pair of 4 MiB: 8 MiB). The summary line's number.
+  int64_t duperemove_net_change() const;
+  // The run was cut short by JobOptions::stop set by a --max-runtime deadline (set by main).
+  bool time_up = false;
 };
 
 JobReport run_job(const JobOptions& options, ProgressSink* progress = nullptr);

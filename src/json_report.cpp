@@ -57,7 +57,22 @@ Json errno_table(const std::map<int, uint64_t>& by_code) {
   return a;
 }
 
-Json filesystem(const FilesystemReport& r, bool groups_listed) {
+// A time-boxed run's groups in the order they were queued (most valuable first): those
+// finished, and those a stop left whole or in part for the next run.
+Json work(const std::vector<GroupWork>& groups) {
+  Json done = Json::array(), left = Json::array();
+  for (const auto& g : groups) {
+    Json gj;
+    put_path(gj, "source", g.source);
+    gj["destinations"] = g.destinations;
+    gj["bytes"] = g.bytes;
+    gj["bytes_left"] = g.bytes_left;
+    (g.bytes_left ? left : done).push_back(gj);
+  }
+  return Json{{"done", done}, {"left", left}};
+}
+
+Json filesystem(const FilesystemReport& r, bool groups_listed, bool time_boxed) {
   Json j;
   j["fsid"] = r.fsid;
   Json roots = Json::array();
@@ -126,7 +141,9 @@ Json filesystem(const FilesystemReport& r, bool groups_listed) {
                        {"bytes_prefetched", d.bytes_prefetched},
                        {"errors_by_code", errno_table(d.errors_by_code)},
                        {"messages", strings(d.messages)},
-                       {"stopped", d.stopped}};
+                       {"stopped", d.stopped},
+                       {"rounds_not_started", d.rounds_not_started},
+                       {"bytes_not_started", d.bytes_not_started}};
   } else {
     j["dedupe"] = nullptr;
   }
@@ -159,6 +176,7 @@ Json filesystem(const FilesystemReport& r, bool groups_listed) {
     subvolumes.push_back(sj);
   }
   j["per_subvolume"] = subvolumes;
+  j["work"] = r.work.empty() && !time_boxed ? Json(nullptr) : work(r.work);
   return j;
 }
 
@@ -192,7 +210,7 @@ std::string json_report(const JobReport& report, const JobOptions& job,
                                           {"all", job.subvolumes.all}}},
                       {"dedupe_readonly", job.dedupe_readonly}};
   Json filesystems = Json::array();
-  for (const auto& fs : report.filesystems) filesystems.push_back(filesystem(fs, job.list_groups));
+  for (const auto& fs : report.filesystems) filesystems.push_back(filesystem(fs, job.list_groups, c.max_runtime > 0));
   j["filesystems"] = filesystems;
   j["path_errors"] = strings(report.path_errors);
   j["notes"] = strings(report.notes);
@@ -213,6 +231,8 @@ std::string json_report(const JobReport& report, const JobOptions& job,
                      {"readonly_ranges_left", t.readonly_ranges_left},
                      {"bytes_deduped", t.bytes_deduped},
                      {"calls", t.calls},
+                     {"rounds_not_started", t.rounds_not_started},
+                     {"bytes_not_started", t.bytes_not_started},
                      {"ranges_changed", t.ranges_changed},
                      {"ranges_refused", t.ranges_refused},
                      {"refused_by_code", errno_table(t.refused_by_code)},
@@ -222,7 +242,12 @@ std::string json_report(const JobReport& report, const JobOptions& job,
                      {"seconds", seconds(t.seconds)},
                      {"total_seconds", t.total_seconds()}};
   j["net_shared_change"] = report.net_shared_change();
+  j["duperemove_net_change"] = report.duperemove_net_change();
   j["stopped"] = report.stopped;
+  j["stopped_by"] = !report.stopped ? Json(nullptr)
+                    : report.time_up ? Json("max_runtime")
+                                     : Json("signal");
+  j["max_runtime"] = c.max_runtime > 0 ? Json(c.max_runtime) : Json(nullptr);
   if (c.signal) {
     const char* sig = ::sigabbrev_np(c.signal);
     j["signal"] = std::string("SIG") + (sig ? sig : "?");

@@ -16,6 +16,7 @@ struct JsonReportContext {
   std::vector<std::string> exclude;
   int signal = 0;       // the run was stopped by this signal (0: not stopped)
   int exit_code = 0;    // what the program exits with
+  double max_runtime = 0;  // --max-runtime in seconds (0: none)
 };
 
 // The whole document, pretty-printed, ending in a newline. Strings are UTF-8: bytes of a

@@ -16,6 +16,8 @@
 #include "src/job.h"
 #include "src/json_report.h"
 #include "src/progress.h"
+#include "src/root_paths.h"
+#include "src/run_deadline.h"
 #include "src/subvolume_list.h"
 #include "src/text_report.h"
 #include "src/heap_release.h"
@@ -81,7 +83,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "btrdedupe: %s\n", parsed.error.c_str());
     return kExitUsage;
   }
-  const CliOptions& o = parsed.options;
+  CliOptions o = parsed.options;
   if (o.show_help) {
     std::fputs(cli_help().c_str(), stdout);
     return kExitOk;
@@ -98,6 +100,13 @@ int main(int argc, char** argv) {
     return list_subvolumes_command(o.paths.front(), {o.hashfile, o.human, o.json}, stdout, stderr);
   if (!o.quiet)
     for (const auto& note : o.no_effect) std::fprintf(stderr, "btrdedupe: note: %s\n", note.c_str());
+  if (!o.paths.empty()) {
+    auto roots = resolve_roots(o.paths);
+    if (!o.quiet)
+      for (const auto& note : roots.notes) std::fprintf(stderr, "btrdedupe: %s\n", note.c_str());
+    if (roots.paths.empty()) return kExitOk;  // as duperemove: nothing left to do is no error
+    o.paths = std::move(roots.paths);
+  }
 
   JobOptions job;
   job.paths = o.paths;
@@ -113,6 +122,7 @@ int main(int argc, char** argv) {
   job.prefetch = o.prefetch;
   if (o.io_threads) job.io_threads = o.io_threads;
   job.list_groups = !job.dedupe || o.verbose > 0;
+  job.most_valuable_first = o.max_runtime > 0;
 
   // --exclude patterns; an absolute pattern needs the root's absolute path (once per root).
   std::map<std::string, std::string> absolute_roots;
@@ -148,13 +158,18 @@ int main(int argc, char** argv) {
   install_stop_handlers();
   job.stop = &g_stop;
   Progress progress(o.progress, o.quiet);
-  // No paths with --hashfile: run_job replays the hashfile's stored roots and options.
-  const JobReport report =
-      job.paths.empty() && job.hashfile.empty() ? JobReport{} : run_job(job, progress.sink());
+  JobReport report;
+  {
+    const RunDeadline deadline(o.max_runtime, g_stop);
+    // No paths with --hashfile: run_job replays the hashfile's stored roots and options.
+    if (!(job.paths.empty() && job.hashfile.empty())) report = run_job(job, progress.sink());
+    report.time_up = deadline.reached() && report.stopped && g_signal == 0;
+  }
   // As run: a replay took its paths and mode from the hashfile.
   const JobOptions& effective = report.options.paths.empty() ? job : report.options;
   const int signal = report.stopped ? static_cast<int>(g_signal) : 0;
   int exit_code = signal ? 128 + signal : report.exit_code();
+  if (report.time_up && exit_code != kExitError) exit_code = kExitTimeUp;
   if (o.fdupes && !fdupes.errors.empty() && exit_code == kExitOk) exit_code = kExitError;
   progress.finish(report, exit_code);
 
@@ -165,6 +180,7 @@ int main(int argc, char** argv) {
     c.exclude = o.exclude;
     c.signal = signal;
     c.exit_code = exit_code;
+    c.max_runtime = o.max_runtime;
     TextReportOptions errors;
     errors.errors_only = true;
     print_text_report(report, effective, errors, stdout, stderr);

@@ -110,6 +110,10 @@ class Printer {
         std::fprintf(out_, " (%llu ranges in read-only snapshots left as they are)",
                      ull(r.readonly_ranges_left));
       std::fprintf(out_, " (%.2f s)\n", r.seconds.match);
+      // Grepped for by scripts written for duperemove: its words, its count (groups).
+      std::fprintf(out_, "Simple read and compare of file data found %llu instances of extents "
+                   "that might benefit from deduplication.\n",
+                   ull(r.whole_file_groups + r.partial_groups));
       if (o_.dry_run)
         std::fprintf(out_, "Dry run: -d would dedupe %s in %llu rounds; nothing was changed\n",
                      size(r.planned_bytes).c_str(), ull(r.planned_rounds));
@@ -197,11 +201,11 @@ class Printer {
     std::fprintf(out_, "  duplicates:     %llu whole-file and %llu partial groups, %s to dedupe\n",
                  ull(t.whole_file_groups), ull(t.partial_groups), size(t.planned_bytes).c_str());
     if (job.dedupe)
-      std::fprintf(out_, "  deduped:        %s in %llu calls; net change in shared extents %s\n",
+      std::fprintf(out_, "  deduped:        %s in %llu calls; newly shared %s (each byte once; "
+                   "%s in shared extents counted in every file, the line below)\n",
                    size(t.bytes_deduped).c_str(), ull(t.calls),
-                   report.net_shared_change() < 0
-                       ? ("-" + size(static_cast<uint64_t>(-report.net_shared_change()))).c_str()
-                       : size(static_cast<uint64_t>(report.net_shared_change())).c_str());
+                   signed_size(report.net_shared_change()).c_str(),
+                   signed_size(report.duperemove_net_change()).c_str());
     else
       std::fprintf(out_, "  deduped:        nothing (%s)\n", o_.dry_run ? "--dry-run" : "no -d");
     std::fprintf(out_, "  left alone:     %llu ranges changed since the scan, %llu refused by the "
@@ -232,9 +236,17 @@ class Printer {
     std::fprintf(out_, "  elapsed:        %.2f s (scan %.2f, fingerprint %.2f, match %.2f, "
                  "dedupe %.2f, confirm %.2f)\n",
                  t.total_seconds(), s.scan, s.fingerprint, s.match, s.dedupe, s.confirm);
-    if (o_.signal)
+    if (report.time_up)
+      std::fprintf(out_, "  stopped:        at --max-runtime, after the dedupe rounds under way; "
+                   "%s in %llu rounds left for the next run\n",
+                   size(t.bytes_not_started).c_str(), ull(t.rounds_not_started));
+    else if (o_.signal)
       std::fprintf(out_, "  stopped:        on SIG%s, after the dedupe rounds under way\n",
                    sigabbrev(o_.signal));
+  }
+
+  std::string signed_size(int64_t bytes) const {
+    return bytes < 0 ? "-" + size(static_cast<uint64_t>(-bytes)) : size(static_cast<uint64_t>(bytes));
   }
 
   static const char* strerrorname(int code) {
@@ -281,6 +293,8 @@ RunTotals run_totals(const JobReport& report) {
     t.readonly_ranges_left += fs.readonly_ranges_left;
     t.bytes_deduped += fs.dedupe.bytes_deduped;
     t.calls += fs.dedupe.calls;
+    t.rounds_not_started += fs.dedupe.rounds_not_started;
+    t.bytes_not_started += fs.dedupe.bytes_not_started;
     t.ranges_same += fs.dedupe.ranges_same;
     t.ranges_changed += fs.dedupe.ranges_changed + fs.dedupe.ranges_differ;
     t.ranges_refused += fs.dedupe.ranges_failed;
@@ -333,7 +347,7 @@ std::string printable_path(const std::string& path) {
 std::string summary_line(const JobReport& report) {
   // Machine-read by scripts written for duperemove: same words, raw bytes.
   return "Comparison of extent info shows a net change in shared extents of: " +
-         std::to_string(report.net_shared_change()) + "\n";
+         std::to_string(report.duperemove_net_change()) + "\n";
 }
 
 void print_text_report(const JobReport& report, const JobOptions& job,

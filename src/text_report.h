@@ -27,6 +27,7 @@ struct RunTotals {
   uint64_t whole_file_groups = 0, partial_groups = 0, planned_bytes = 0, planned_rounds = 0;
   uint64_t readonly_ranges_left = 0;
   uint64_t bytes_deduped = 0, calls = 0, ranges_same = 0;
+  uint64_t rounds_not_started = 0, bytes_not_started = 0;  // left by a stop
   uint64_t ranges_changed = 0;   // changed since the scan: ranges_changed + ranges_differ
   uint64_t ranges_refused = 0;   // the kernel refused (ranges_failed)
   std::map<int, uint64_t> refused_by_code;

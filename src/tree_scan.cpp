@@ -733,17 +733,24 @@ void sort_by_physical_identity(std::vector<FileExtent>& extents) {
 }
 
 SharingSummary summarize_sharing(const std::vector<FileExtent>& extents,
-                                 const std::vector<bool>* counted_before) {
+                                 const std::vector<bool>* counted_before,
+                                 const std::vector<ScannedFile>* files) {
   SharingSummary s;
   auto before = [&](const FileExtent& e) { return counted_before && (*counted_before)[e.file]; };
+  auto aliased = [&](const FileExtent& e) { return files && (*files)[e.file].readonly_alias; };
   size_t i = 0;
   while (i < extents.size()) {
     const uint64_t bytenr = extents[i].disk_bytenr;
     size_t end_of_group = i;
-    bool elsewhere = false;
+    bool elsewhere = false, held_by_snapshots = false;
+    uint64_t group_bytes = 0;
     for (; end_of_group < extents.size() && extents[end_of_group].disk_bytenr == bytenr;
-         ++end_of_group)
+         ++end_of_group) {
       elsewhere = elsewhere || before(extents[end_of_group]);
+      held_by_snapshots = held_by_snapshots || aliased(extents[end_of_group]);
+      group_bytes += extents[end_of_group].length;
+    }
+    if (end_of_group - i > 1 || held_by_snapshots) s.in_shared_extents += group_bytes;
     if (!elsewhere) ++s.physical_extents;
     uint64_t covered_end = 0;
     for (; i < end_of_group; ++i) {

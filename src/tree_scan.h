@@ -102,11 +102,20 @@ struct SharingSummary {
   uint64_t unique_bytes = 0;      // bytes of distinct physical data they reference
   uint64_t shared_bytes = 0;      // logical_bytes - unique_bytes: already shared
   uint64_t physical_extents = 0;  // distinct disk_bytenr values
+  // duperemove's measure: bytes of file extents whose physical extent has another
+  // reference (FIEMAP's SHARED flag), summed over every file, so a deduped pair counts
+  // twice. Only differences of it mean anything across windows (see summarize_sharing).
+  uint64_t in_shared_extents = 0;
 };
 // extents must be sorted by (disk_bytenr, extent_offset), as ScanResult's are.
 // counted_before (by file index): files an earlier summary counted (a window's twins from
 // earlier windows); their extents are not counted, and data they share is not unique here.
+// in_shared_extents counts them all the same, so that after minus before of one window is
+// what that window's dedupe newly shared, the twins' side included.
+// files (by file index, optional): a file that stands for folded read-only snapshot copies
+// (ScannedFile::readonly_alias) holds extents those copies share.
 SharingSummary summarize_sharing(const std::vector<FileExtent>& extents,
-                                 const std::vector<bool>* counted_before = nullptr);
+                                 const std::vector<bool>* counted_before = nullptr,
+                                 const std::vector<ScannedFile>* files = nullptr);
 
 }  // namespace btrdedupe

@@ -25,11 +25,6 @@ bool has(const std::string& text, const std::string& what) {
   return text.find(what) != std::string::npos;
 }
 
-long long net_change(const std::string& output) {
-  const std::string key = "net change in shared extents of: ";
-  const auto at = output.rfind(key);
-  return at == std::string::npos ? -1 : std::stoll(output.substr(at + key.size()));
-}
 
 constexpr uid_t kNobody = 65534;
 

@@ -215,4 +215,10 @@ CommandResult ReliabilityTest::btrdedupe(const std::string& args) {
   return run_command(std::string(BTRDEDUPE_BINARY) + " " + args);
 }
 
+long long net_change(const std::string& output) {
+  const std::string key = "net change in shared extents of: ";
+  const auto at = output.rfind(key);
+  return at == std::string::npos ? -1 : std::stoll(output.substr(at + key.size()));
+}
+
 }  // namespace btrdedupe::test

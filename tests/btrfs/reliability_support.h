@@ -46,6 +46,10 @@ TreeState tree_state(const std::string& dir, ReliabilityCounts* counts,
 
 std::string sha256_hex(const std::string& bytes);
 
+// The number of duperemove's summary line (bytes newly in shared extents, counted in every
+// file that holds them: a deduped pair counts twice); -1 when there is no such line.
+long long net_change(const std::string& output);
+
 // The differences between two states, one line each ("" when equal), paths escaped.
 std::string state_diff(const TreeState& before, const TreeState& after);
 

@@ -115,6 +115,9 @@ TEST_F(WindowedRunTest, DedupesAcrossWindowsWhatAWholeRunWould) {
   EXPECT_EQ(a.before.unique_bytes, r.after.unique_bytes);
   EXPECT_EQ(windowed.net_shared_change(),
             static_cast<int64_t>(a.before.shared_bytes - w.before.shared_bytes));
+  // duperemove's figure too: summed over windows, what the whole tree shows now.
+  EXPECT_EQ(windowed.duperemove_net_change(),
+            static_cast<int64_t>(a.before.in_shared_extents - w.before.in_shared_extents));
 }
 
 // -r lists the groups; a windowed run spills them to a temporary file as each window is

@@ -57,6 +57,49 @@ TEST(CliOptions, RepeatedSwitchesAreHarmlessAndVerboseCounts) {
   EXPECT_TRUE(o.debug);
 }
 
+// A wrapper's default, then the caller's override: the last one wins, as in duperemove.
+TEST(CliOptions, LastOccurrenceOfAValuedOptionWins) {
+  auto o = ok({"--io-threads=2", "--io-threads=4", "-b", "64K", "-b", "256K", "--hashfile=a",
+               "--hashfile=b", "--progress=tty", "--progress=none", "-B", "9", "-B", "12",
+               "--min-size=1M", "--min-size", "2M", "/mnt", "/srv"});
+  EXPECT_EQ(o.io_threads, 4u);
+  EXPECT_EQ(o.block_size, 256u * 1024);
+  EXPECT_EQ(o.hashfile, "b");
+  EXPECT_EQ(o.progress, ProgressMode::None);
+  EXPECT_EQ(o.window_files, 12u);
+  EXPECT_EQ(o.min_size, 2u << 20);
+  EXPECT_EQ(o.paths, (std::vector<std::string>{"/mnt", "/srv"}));  // every path is kept
+  // Only the one that wins is checked: a bad value overridden later is no error.
+  EXPECT_EQ(ok({"--io-threads=0", "--io-threads=3", "/"}).io_threads, 3u);
+  EXPECT_NE(error({"--io-threads=3", "--io-threads=0", "/"}), "");
+  // Collecting options keep every occurrence.
+  o = ok({"--exclude", "a", "--exclude", "b", "--dedupe-options=nopartial",
+          "--dedupe-options=partial", "/"});
+  EXPECT_EQ(o.exclude, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(o.partial);
+}
+
+TEST(CliOptions, MaxRuntimeTakesADuration) {
+  EXPECT_EQ(ok({"--max-runtime", "5s", "/"}).max_runtime, 5.0);
+  EXPECT_EQ(ok({"--max-runtime=90", "/"}).max_runtime, 90.0);
+  EXPECT_EQ(ok({"--max-runtime=1h30m", "/"}).max_runtime, 5400.0);
+  EXPECT_EQ(ok({"--max-runtime=20min", "/"}).max_runtime, 1200.0);
+  EXPECT_EQ(ok({"/"}).max_runtime, 0.0);
+  for (const char* bad : {"--max-runtime=", "--max-runtime=soon", "--max-runtime=0",
+                          "--max-runtime=5x", "--max-runtime=-3"})
+    EXPECT_NE(error({bad, "/"}).find("--max-runtime"), std::string::npos) << bad;
+}
+
+TEST(CliOptions, HelpSaysWhichOptionsHaveNoEffect) {
+  const std::string help = cli_help();
+  const auto compat = help.find("without effect here");
+  ASSERT_NE(compat, std::string::npos);
+  EXPECT_LT(help.find("--batchsize"), compat);  // -B sets the window size: it has an effect
+  EXPECT_LT(help.find("--max-runtime"), compat);
+  EXPECT_GT(help.find("--cpu-threads"), compat);
+  EXPECT_GT(help.find("--skip-zeroes"), compat);
+}
+
 TEST(CliOptions, SizesTakeSuffixes) {
   EXPECT_EQ(ok({"-b", "64K", "/a"}).block_size, 64u * 1024);
   EXPECT_EQ(ok({"-b1M", "/a"}).block_size, 1024u * 1024);

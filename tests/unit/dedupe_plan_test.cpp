@@ -127,5 +127,34 @@ TEST(DedupePlan, RoundsRunInPhysicalOrder) {
     EXPECT_LT(plan.rounds[i - 1].disk_order, plan.rounds[i].disk_order);
 }
 
+// A time-boxed run: the group that would share the most bytes goes first, then the next;
+// a long group's rounds stay together and in their physical order.
+TEST(DedupePlan, MostValuableGroupsFirstWhenTimeBoxed) {
+  SyntheticFs fs;
+  fs.add_file(2 * kSector, seq(100, 2));  // small pair
+  fs.add_file(2 * kSector, seq(100, 2));
+  const uint64_t big = 40ULL << 20;       // three copies of 40 MiB: 3 rounds x 2 destinations
+  for (int i = 0; i < 3; ++i) fs.add_file(big, seq(1000, static_cast<uint32_t>(big / kSector)));
+  fs.add_file(8 * kSector, seq(500, 8));  // a pair of 8 sectors
+  fs.add_file(8 * kSector, seq(500, 8));
+  PlanOptions po;
+  po.most_valuable_first = true;
+  const auto plan = plan_rounds(fs.scan, fs.match(), po);
+  const auto value = group_values(plan);
+  ASSERT_GE(plan.rounds.size(), 5u);
+  for (size_t i = 1; i < plan.rounds.size(); ++i)
+    EXPECT_GE(value[plan.rounds[i - 1].group], value[plan.rounds[i].group]);
+  EXPECT_EQ(plan.rounds.front().source.file, 2u);  // the 40 MiB group
+  EXPECT_EQ(plan.rounds.front().destinations.size(), 2u);
+  EXPECT_EQ(plan.rounds.back().length, 2 * kSector);  // the small pair last
+  for (size_t i = 1; i < plan.rounds.size(); ++i)
+    if (plan.rounds[i].group == plan.rounds[i - 1].group) {
+      EXPECT_LT(plan.rounds[i - 1].disk_order, plan.rounds[i].disk_order);
+    }
+  const auto physical = plan_rounds(fs.scan, fs.match(), {});
+  EXPECT_EQ(physical.planned_bytes, plan.planned_bytes);  // the same work, another order
+  EXPECT_EQ(physical.rounds.size(), plan.rounds.size());
+}
+
 }  // namespace
 }  // namespace btrdedupe

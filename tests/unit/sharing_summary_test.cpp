@@ -54,4 +54,20 @@ TEST(SharingSummary, DataCountedBeforeIsLeftOut) {
   EXPECT_EQ(all.physical_extents, plain.physical_extents);
 }
 
+// duperemove's figure: every file extent whose physical extent has another reference
+// counts whole, in every file; one reference alone counts nothing, unless folded read-only
+// snapshot copies hold it too.
+TEST(SharingSummary, BytesInSharedExtentsCountEveryReference) {
+  std::vector<FileExtent> v = {ext(1000, 0, 100), ext(1000, 0, 100), ext(5000, 0, 40),
+                               ext(9000, 0, 8)};
+  for (uint32_t i = 0; i < v.size(); ++i) v[i].file = i;
+  EXPECT_EQ(summarize_sharing(v).in_shared_extents, 200u);  // a deduped pair counts twice
+  std::vector<ScannedFile> files(4);
+  files[3].readonly_alias = true;
+  EXPECT_EQ(summarize_sharing(v, nullptr, &files).in_shared_extents, 208u);
+  // Earlier windows' twins count too: a window's after minus before is what it shared.
+  const std::vector<bool> earlier = {true, false, false, false};
+  EXPECT_EQ(summarize_sharing(v, &earlier).in_shared_extents, 200u);
+}
+
 }  // namespace btrdedupe

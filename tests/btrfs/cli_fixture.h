@@ -1,0 +1,45 @@
+// The btrdedupe binary run as users and scripts run it, on a test's own btrfs image.
+#pragma once
+
+#include <string>
+
+#include "support/btrfs_image.h"
+#include "support/shell.h"
+
+namespace btrdedupe::test {
+
+class CliTest : public BtrfsTest {
+ protected:
+  CommandResult btrdedupe(const std::string& args) {
+    return run_command(std::string(BTRDEDUPE_BINARY) + " " + args);
+  }
+  // stdout to `out`, stderr to `err` (files outside the scanned directory); returns the code.
+  int btrdedupe_split(const std::string& args, std::string* out, std::string* err,
+                      const std::string& stdin_file = "/dev/null") {
+    const auto o = path("stdout.txt"), e = path("stderr.txt");
+    const auto r = run_command(std::string(BTRDEDUPE_BINARY) + " " + args + " <" +
+                               shell_quote(stdin_file) + " >" + shell_quote(o) + " 2>" +
+                               shell_quote(e));
+    *out = read_file(o);
+    *err = read_file(e);
+    sh("rm -f " + shell_quote(o) + " " + shell_quote(e));
+    return r.exit_code;
+  }
+  bool shared(const std::string& rel) {
+    return sh("filefrag -v " + shell_quote(path(rel))).find("shared") != std::string::npos;
+  }
+  // Two unshared copies of `bytes` random bytes: d/<name> and d/<name>.copy.
+  void twins(const std::string& name, size_t bytes) {
+    sh("mkdir -p " + shell_quote(path("d")) + " && cd " + shell_quote(path("d")) +
+       " && head -c " + std::to_string(bytes) + " /dev/urandom > " + shell_quote(name) +
+       " && cp --reflink=never " + shell_quote(name) + " " + shell_quote(name + ".copy") +
+       " && sync");
+  }
+  std::string state(const std::string& rel) {
+    return sh("cd " + shell_quote(path(rel)) +
+              " && find . -type f -printf '%p %T@\\n' | sort"
+              " && find . -type f -print0 | sort -z | xargs -0 -r sha256sum");
+  }
+};
+
+}  // namespace btrdedupe::test
