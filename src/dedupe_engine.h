@@ -17,14 +17,14 @@
 
 namespace btrdedupe {
 
-// How a round's ranges are brought into the page cache before its call (docs/benchmarks.md
-// compares them).
+// How a round's ranges are brought into the page cache before its call
+// (docs/benchmarks-history.md, "Prefetch ahead of the workers", compares them).
 enum class Prefetch {
   None,       // the kernel's compare reads cold pages one folio at a time
   Read,       // pread the ranges sequentially, copying them to a scratch buffer
   Readahead,  // readahead(2): asynchronous, may return before the pages are in
   Fadvise,    // posix_fadvise(POSIX_FADV_WILLNEED): large asynchronous reads, no copy;
-              // the default, fastest measured (docs/benchmarks.md, "Prefetch")
+              // the default, fastest measured (docs/benchmarks-history.md)
 };
 
 struct DedupeOptions {
