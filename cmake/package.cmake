@@ -17,6 +17,8 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 # Depends from the libraries the binary links (dpkg-shlibdeps, in dpkg-dev), so it matches
 # the distribution the package is built on.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# A system tool ships without debug symbols (about a third of the binary).
+set(CPACK_STRIP_FILES ON)
 # The package holds files at the paths this build compiled in (the unit's ExecStart names
 # CMAKE_INSTALL_FULL_SBINDIR), so it is laid out under the same prefix; cmake/package-check.cmake
 # refuses a DEB whose prefix is not /usr.

@@ -120,6 +120,10 @@ btrfs::Result<bool> CatalogSession::next_window(ScanResult& window, size_t max_f
   return *more;
 }
 
+double CatalogSession::read_fraction() {
+  return incremental_ ? incremental_->read_fraction() : 1.0;
+}
+
 btrfs::Result<void> CatalogSession::record_windowed(const ScanResult& scan,
                                                     const ScanResult* after,
                                                     const RunRecord& run) {

@@ -84,6 +84,8 @@ class CatalogSession {
   // window of at most `max_files` files. False once the trees are read to their end (the
   // window may still hold files then).
   btrfs::Result<bool> next_window(ScanResult& window, size_t max_files);
+  // How far the windows have read the trees, 0..1 (IncrementalScan::read_fraction).
+  double read_fraction();
   bool windowed() const { return windowed_; }
   // Whether this run may be read in windows: the catalog holds no file's row yet, or the
   // run matches every file again anyway (an earlier run left duplicates pending), so its

@@ -70,6 +70,11 @@ class IncrementalScan {
   // Read-only snapshot files are not folded here: a windowed run is only made when no
   // read-only subvolume is scanned with folding (see windows_allowed()).
   btrfs::Result<bool> read_window(ScanResult& out, size_t max_files);
+  // How far read_window() has read the trees, 0..1: whole subvolumes done plus the share of
+  // the current one's inode numbers passed (its highest found once by a bisection of
+  // single-item probes). An estimate for progress lines: inode numbers are not spread
+  // evenly over files, so it is only as good as that.
+  double read_fraction();
   // Whether a full scan of the places may be read in windows: no scanned subvolume is a
   // read-only one whose files the full scan would fold.
   bool windows_allowed(const ScanResult& out) const;
@@ -111,6 +116,7 @@ class IncrementalScan {
   // read_window()'s position: index into places_ of the subvolume, and its next inode.
   size_t window_place_ = 0;
   uint64_t window_next_ = 0;
+  std::map<uint64_t, uint64_t> highest_inode_;  // by subvolume, for read_fraction()
 };
 
 // Reads the files of `scan` again with targeted searches (same files, same order; one

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <memory>
 #include <map>
@@ -211,6 +212,12 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   r.excluded = scan.excluded;
   r.before = r.after = summarize_sharing(scan.extents, nullptr, &scan.files);
   release_free_heap();  // the scan's inode tables are gone
+  if (progress) {
+    RunPosition where;
+    where.window_bytes = where.bytes_total = r.before.logical_bytes;
+    where.dedupe = o.dedupe;
+    progress->position(where);
+  }
 
   auto t = Clock::now();
   report_progress(progress, "fingerprint", 0, r.before.unique_bytes);
@@ -312,6 +319,28 @@ void add_usage(UsageBySubvolume& into, const UsageBySubvolume& more) {
   }
 }
 
+// The run's position at the start of window r.windows: its data so far, and the whole
+// run's, estimated from how far the windows have read the trees while more remain.
+RunPosition window_position(CatalogSession& session, const ScanResult& window, bool more,
+                            const JobOptions& o, const FilesystemReport& r,
+                            const RunPosition& previous) {
+  RunPosition where;
+  where.window = r.windows;
+  where.dedupe = o.dedupe;
+  where.bytes_before = previous.bytes_before + previous.window_bytes;
+  for (const auto& e : window.extents) where.window_bytes += e.length;
+  const uint64_t so_far = where.bytes_before + where.window_bytes;
+  where.estimated = more;
+  const double read = more ? session.read_fraction() : 1.0;
+  if (read > 0) {
+    where.windows = static_cast<uint64_t>(std::ceil(static_cast<double>(r.windows) / read));
+    where.bytes_total = static_cast<uint64_t>(static_cast<double>(so_far) / read);
+  }
+  where.windows = std::max(where.windows, r.windows);
+  where.bytes_total = std::max(where.bytes_total, so_far);
+  return where;
+}
+
 // A full run read in windows of files (CatalogSession::windowed_scan): each window is
 // fingerprinted with its earlier twins, matched, planned, deduped and confirmed, then
 // dropped, so memory follows the window, not the tree. Sharing and per-subvolume figures
@@ -328,6 +357,7 @@ void run_windowed(CatalogSession& session, const ScanResult& base, const JobOpti
     if (auto ok = r.groups.spill_to_disk(); !ok) r.error = ok.error().message();
   UsageBySubvolume usage_before, usage_after;
   std::map<uint64_t, uint64_t> planned;
+  RunPosition where;
   for (bool more = true; more && !(o.stop && o.stop->load());) {
     ScanResult window;
     window.roots = base.roots;
@@ -344,6 +374,8 @@ void run_windowed(CatalogSession& session, const ScanResult& base, const JobOpti
     more = *next;
     if (window.files.empty()) continue;
     ++r.windows;
+    where = window_position(session, window, more, o, r, where);
+    if (progress) progress->position(where);
     r.files += window.files.size();
     r.extents += window.extents.size();
     r.passed_over.add(window.passed_over);

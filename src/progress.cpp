@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "src/byte_size.h"
+#include "src/run_progress.h"
 
 namespace btrdedupe {
 namespace {
@@ -44,50 +45,39 @@ std::string format_duration(double seconds) {
   return buf;
 }
 
-std::string format_progress_line(const PhaseProgress& p) {
-  std::string line = p.phase;
-  line.resize(std::max<size_t>(line.size(), 11), ' ');
-  char buf[64];
-  if (p.total == 0) {
-    std::snprintf(buf, sizeof buf, "  %.1f s", p.seconds);
-    return line + buf;
-  }
-  line += "  " + human_bytes(std::min(p.done, p.total)) + " / " + human_bytes(p.total);
-  std::snprintf(buf, sizeof buf, "  %3.0f%%", std::floor(p.fraction() * 100));
-  line += buf;
-  if (p.rate() > 0) line += "  " + human_bytes(static_cast<uint64_t>(p.rate())) + "/s";
-  const double eta = p.eta_seconds();
-  line += eta >= 0 ? "  ETA " + format_duration(eta) : "  ETA ?";
-  return line;
-}
-
 TtyProgress::TtyProgress(std::FILE* out, std::chrono::milliseconds interval)
-    : out_(out), interval_(interval) {}
+    : out_(out), interval_(interval), start_(ProgressClock::now()) {}
 
 void TtyProgress::progress(const char* phase, uint64_t done, uint64_t total) {
   const auto now = ProgressClock::now();
   if (!active_ || current_.phase != phase) {
-    if (active_) draw(true);
     current_ = PhaseProgress{phase, done, total, 0};
     phase_start_ = now;
     active_ = true;
-    draw(false);
+    draw();
     return;
   }
   current_.done = done;
   current_.total = total;
-  if (now - last_draw_ >= interval_ || (total > 0 && done >= total)) draw(false);
+  if (now - last_draw_ >= interval_ || (total > 0 && done >= total)) draw();
 }
 
-void TtyProgress::draw(bool final_line) {
+void TtyProgress::position(const RunPosition& where) {
+  where_ = where;
+  if (active_) draw();
+}
+
+void TtyProgress::draw() {
   last_draw_ = ProgressClock::now();
   current_.seconds = seconds_between(phase_start_, last_draw_);
-  std::fprintf(out_, "\r\033[K%s%s", format_progress_line(current_).c_str(), final_line ? "\n" : "");
+  const auto estimate = estimate_run(where_, current_, seconds_between(start_, last_draw_));
+  std::fprintf(out_, "\r\033[K%s", format_run_line(where_, current_, estimate).c_str());
   std::fflush(out_);
 }
 
 void TtyProgress::finish() {
-  if (active_) draw(true);
+  if (active_) std::fprintf(out_, "\r\033[K");
+  std::fflush(out_);
   active_ = false;
 }
 
@@ -113,7 +103,7 @@ void JsonProgress::end_phase() {
 
 void JsonProgress::progress(const char* phase, uint64_t done, uint64_t total) {
   const auto now = ProgressClock::now();
-  char buf[320];
+  char buf[512];
   if (!active_ || current_.phase != phase) {
     end_phase();
     current_ = PhaseProgress{phase, done, total, 0};
@@ -135,11 +125,17 @@ void JsonProgress::progress(const char* phase, uint64_t done, uint64_t total) {
   emitted_done_ = done;
   current_.seconds = seconds_between(phase_start_, now);
   const double eta = current_.eta_seconds();
+  const double elapsed = seconds_between(start_, now);
+  const auto run = estimate_run(where_, current_, elapsed);
+  auto seconds_or_null = [](double s) { return s >= 0 ? std::to_string(std::lround(s)) : std::string("null"); };
   std::snprintf(buf, sizeof buf,
                 "{\"event\":\"progress\",\"phase\":\"%s\",\"done\":%" PRIu64 ",\"total\":%" PRIu64
-                ",\"elapsed\":%.3f,\"rate\":%.0f,\"eta\":%s}",
-                phase, done, total, seconds_between(start_, now), current_.rate(),
-                eta >= 0 ? std::to_string(std::lround(eta)).c_str() : "null");
+                ",\"elapsed\":%.3f,\"rate\":%.0f,\"eta\":%s,\"window\":%" PRIu64
+                ",\"windows\":%" PRIu64 ",\"estimated\":%s,\"run_done\":%" PRIu64
+                ",\"run_total\":%" PRIu64 ",\"run_eta\":%s}",
+                phase, done, total, elapsed, current_.rate(), seconds_or_null(eta).c_str(),
+                where_.window, where_.windows, where_.estimated ? "true" : "false", run.done,
+                run.total, seconds_or_null(run.eta_seconds).c_str());
   emit(buf);
 }
 

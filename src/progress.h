@@ -1,6 +1,7 @@
-// Progress for people (a live terminal line per phase) and for monitors (line-delimited
-// JSON events). Both are ProgressSinks (src/job.h) the engine calls at phase boundaries,
-// per fingerprinted extent and after every dedupe round; both throttle what they print.
+// Progress for people (one live terminal line for the whole run) and for monitors
+// (line-delimited JSON events). Both are ProgressSinks (src/job.h) the engine calls at phase
+// boundaries, at each window, per fingerprinted extent and after every dedupe round; both
+// throttle what they print.
 #pragma once
 
 #include <chrono>
@@ -25,32 +26,34 @@ struct PhaseProgress {
   double eta_seconds() const;      // -1 when unknown
 };
 
-// "fingerprint  12.0 MiB / 100.0 MiB  12%  45.0 MiB/s  ETA 0:02"
-std::string format_progress_line(const PhaseProgress& p);
 // "0:07", "1:02:03"
 std::string format_duration(double seconds);
 
-// A live line on a terminal: redrawn in place (\r, erase line) at most every `interval`;
-// each phase's line is finished with its final figures when the next phase begins.
+// One live line on a terminal for the whole run (src/run_progress.h): redrawn in place
+// (\r, erase line) at most every `interval` and at each phase and window; the per-phase
+// times are the summary's, so finish() erases it.
 class TtyProgress : public ProgressSink {
  public:
   explicit TtyProgress(std::FILE* out, std::chrono::milliseconds interval = std::chrono::milliseconds(100));
   void progress(const char* phase, uint64_t done, uint64_t total) override;
-  // Finishes the current line; call before printing anything else to the terminal.
+  void position(const RunPosition& where) override;
+  // Erases the line; call before printing anything else to the terminal.
   void finish();
 
  private:
-  void draw(bool final_line);
+  void draw();
   std::FILE* out_;
   std::chrono::milliseconds interval_;
   PhaseProgress current_;
-  ProgressClock::time_point phase_start_, last_draw_;
+  RunPosition where_;
+  ProgressClock::time_point start_, phase_start_, last_draw_;
   bool active_ = false;
 };
 
 // One JSON object per line (docs/json-report.md, "Progress events"):
 //   {"event":"phase","phase":"scan","elapsed":0.0}
-//   {"event":"progress","phase":"dedupe","done":N,"total":M,"elapsed":1.2,"rate":R,"eta":E}
+//   {"event":"progress","phase":"dedupe","done":N,"total":M,"elapsed":1.2,"rate":R,"eta":E,
+//    "window":W,"windows":K,"estimated":B,"run_done":D,"run_total":T,"run_eta":S}
 //   {"event":"end","phase":"dedupe","done":N,"total":M,"seconds":3.4}
 // "phase" on entering one; "progress" at most every `interval` within it and whenever
 // done reaches total; "end" when the next phase begins or finish() is called.
@@ -58,6 +61,7 @@ class JsonProgress : public ProgressSink {
  public:
   explicit JsonProgress(std::FILE* out, std::chrono::milliseconds interval = std::chrono::milliseconds(200));
   void progress(const char* phase, uint64_t done, uint64_t total) override;
+  void position(const RunPosition& where) override { where_ = where; }
   // Ends the current phase and writes {"event":"finish","exit_code":N,...}.
   void finish(int exit_code, bool stopped, int64_t net_shared_change);
 
@@ -67,6 +71,7 @@ class JsonProgress : public ProgressSink {
   std::FILE* out_;
   std::chrono::milliseconds interval_;
   PhaseProgress current_;
+  RunPosition where_;
   ProgressClock::time_point start_, phase_start_, last_emit_;
   uint64_t emitted_done_ = 0;
   bool active_ = false;

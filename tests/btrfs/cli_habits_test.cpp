@@ -141,5 +141,25 @@ TEST_F(CliHabitsTest, MaxRuntimeLeavesTheRestToTheNextRun) {
   EXPECT_NE(again.output.find(kSummary + "0\n"), std::string::npos) << again.output;
 }
 
+// A run in windows (-B) on a real terminal (script(1)): one line, redrawn in place, that
+// names the window of all and the run's bytes; nothing stacked per window or phase.
+TEST_F(CliHabitsTest, OneProgressLineForAWindowedRun) {
+  for (int i = 0; i < 6; ++i) twins("w" + std::to_string(i), 1 << 20);
+  const auto tty = sh("script -qec " +
+                      shell_quote(std::string(BTRDEDUPE_BINARY) + " -dr -B 4 " +
+                                  shell_quote(path("d"))) +
+                      " /dev/null");
+  EXPECT_NE(tty.find("\r\033[Kwindow 1/"), std::string::npos) << tty;
+  EXPECT_NE(tty.find("\r\033[Kwindow 3/3 · dedupe 100% · "), std::string::npos) << tty;
+  EXPECT_NE(tty.find(" of 12.0 MiB · ETA "), std::string::npos) << tty;
+  // Until it is erased for the report, nothing ends the line: no block per window or phase.
+  const auto erased = tty.rfind("\r\033[K");
+  ASSERT_NE(erased, std::string::npos) << tty;
+  EXPECT_EQ(std::count(tty.begin(), tty.begin() + static_cast<std::ptrdiff_t>(erased), '\n'), 0)
+      << tty;
+  EXPECT_EQ(tty.rfind("Scanned ", erased), std::string::npos) << tty;  // the report follows
+  EXPECT_NE(tty.find("Scanned ", erased), std::string::npos) << tty;
+}
+
 }  // namespace
 }  // namespace btrdedupe::test

@@ -3,12 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
 #include "src/json_report.h"
+#include "src/run_progress.h"
 #include "src/text_report.h"
 
 namespace btrdedupe {
@@ -30,10 +32,8 @@ TEST(Progress, RateAndEtaAreWeightedByBytes) {
   EXPECT_DOUBLE_EQ(p.fraction(), 0.25);
   EXPECT_DOUBLE_EQ(p.rate(), 5.0 * (1 << 20));
   EXPECT_DOUBLE_EQ(p.eta_seconds(), 15.0);
-  EXPECT_EQ(format_progress_line(p), "dedupe       25.0 MiB / 100.0 MiB   25%  5.0 MiB/s  ETA 0:15");
   PhaseProgress unknown{"scan", 0, 0, 1.25};
   EXPECT_EQ(unknown.eta_seconds(), -1);
-  EXPECT_EQ(format_progress_line(unknown), "scan         1.2 s");
   PhaseProgress over{"fingerprint", 120, 100, 1.0};
   EXPECT_DOUBLE_EQ(over.fraction(), 1.0);
   EXPECT_EQ(over.eta_seconds(), 0);
@@ -46,19 +46,65 @@ TEST(Progress, Durations) {
   EXPECT_EQ(format_duration(-1), "?");
 }
 
-TEST(Progress, TtyLineIsRedrawnInPlaceAndFinishedPerPhase) {
+// One line for the whole run: redrawn in place through every phase and window, never
+// ended with a newline, erased at the end (the summary has the per-phase times).
+TEST(Progress, TtyDrawsOneLineForTheWholeRun) {
   const auto out = capture([](std::FILE* f) {
     TtyProgress p(f, std::chrono::milliseconds(0));
     p.progress("scan", 0, 0);
+    RunPosition where;
+    where.window_bytes = where.bytes_total = 1000;
+    where.dedupe = true;
+    p.position(where);
     p.progress("fingerprint", 0, 1000);
     p.progress("fingerprint", 1000, 1000);
-    p.progress("dedupe", 0, 500);
+    p.progress("dedupe", 250, 500);
     p.finish();
   });
-  EXPECT_NE(out.find("\r\033[Kscan"), std::string::npos);
-  EXPECT_NE(out.find("\r\033[Kfingerprint  1000 B / 1000 B  100%"), std::string::npos) << out;
-  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 3);  // one finished line per phase
-  EXPECT_EQ(out.back(), '\n');
+  EXPECT_NE(out.find("\r\033[Kscan 0.0 s"), std::string::npos) << out;
+  EXPECT_NE(out.find("\r\033[Kfingerprint 100% · 120 B of 1000 B · ETA "), std::string::npos) << out;
+  EXPECT_NE(out.find("\r\033[Kdedupe 50% · 550 B of 1000 B · ETA "), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 0) << out;
+  EXPECT_EQ(out.substr(out.size() - 4), "\r\033[K");
+}
+
+// The run's bytes through the pipeline: whole windows done, plus the share of the window
+// under way that its phases stand for; the ETA follows the elapsed time.
+TEST(RunProgress, EstimateAndLineOfAWindowedRun) {
+  RunPosition where;
+  where.window = 3;
+  where.windows = 7;
+  where.estimated = true;
+  where.bytes_before = 2ULL << 30;
+  where.window_bytes = 1ULL << 30;
+  where.bytes_total = 7ULL << 30;
+  where.dedupe = true;
+  const PhaseProgress dedupe{"dedupe", 41, 100, 2.0};
+  const auto e = estimate_run(where, dedupe, 30.0);
+  // scan, fingerprint and match are 15% of a window; dedupe 80%, 41% through: 47.8%.
+  EXPECT_EQ(e.done, (2ULL << 30) + static_cast<uint64_t>(std::llround((1ULL << 30) * 0.478)));
+  EXPECT_EQ(e.total, 7ULL << 30);
+  EXPECT_NEAR(e.fraction, (2 + 0.478) / 7, 1e-9);
+  EXPECT_NEAR(e.eta_seconds, 30.0 * (1 - e.fraction) / e.fraction, 1e-9);
+  EXPECT_EQ(format_run_line(where, dedupe, e),
+            "window 3/~7 · dedupe 41% · 2.5 GiB of ~7.0 GiB · ETA ~" +
+                format_duration(e.eta_seconds));
+  // The last window is known exactly; a report-only run's phases weigh differently.
+  where.estimated = false;
+  where.dedupe = false;
+  const PhaseProgress match{"match", 0, 0, 0.5};
+  const auto m = estimate_run(where, match, 30.0);
+  EXPECT_EQ(m.done, (2ULL << 30) + static_cast<uint64_t>(std::llround((1ULL << 30) * 0.80)));
+  EXPECT_EQ(format_run_line(where, match, m).rfind("window 3/7 · match · 2.8 GiB of 7.0 GiB · ETA ", 0), 0u)
+      << format_run_line(where, match, m);
+  // Nothing known yet: the phase and its seconds; no ETA in the first percent.
+  const PhaseProgress scan{"scan", 0, 0, 1.25};
+  EXPECT_EQ(format_run_line(RunPosition{}, scan, estimate_run(RunPosition{}, scan, 1.25)),
+            "scan 1.2 s");
+  RunPosition start;
+  start.window_bytes = start.bytes_total = 100;
+  start.dedupe = true;
+  EXPECT_EQ(estimate_run(start, PhaseProgress{"scan", 0, 0, 0}, 1.0).eta_seconds, -1);
 }
 
 TEST(Progress, JsonEventsAreOneObjectPerLine) {
