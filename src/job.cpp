@@ -323,11 +323,11 @@ void add_usage(UsageBySubvolume& into, const UsageBySubvolume& more) {
 // run's, estimated from how far the windows have read the trees while more remain.
 RunPosition window_position(CatalogSession& session, const ScanResult& window, bool more,
                             const JobOptions& o, const FilesystemReport& r,
-                            const RunPosition& previous) {
+                            uint64_t bytes_before) {
   RunPosition where;
   where.window = r.windows;
   where.dedupe = o.dedupe;
-  where.bytes_before = previous.bytes_before + previous.window_bytes;
+  where.bytes_before = bytes_before;
   for (const auto& e : window.extents) where.window_bytes += e.length;
   const uint64_t so_far = where.bytes_before + where.window_bytes;
   where.estimated = more;
@@ -374,7 +374,7 @@ void run_windowed(CatalogSession& session, const ScanResult& base, const JobOpti
     more = *next;
     if (window.files.empty()) continue;
     ++r.windows;
-    where = window_position(session, window, more, o, r, where);
+    where = window_position(session, window, more, o, r, where.bytes_before + where.window_bytes);
     if (progress) progress->position(where);
     r.files += window.files.size();
     r.extents += window.extents.size();
@@ -429,6 +429,14 @@ void run_windowed(CatalogSession& session, const ScanResult& base, const JobOpti
     }
     add_sharing(r.after, sharing);
     add_usage(usage_after, usage);
+    if (progress && more) {  // the next window's scan starts where this one ended
+      RunPosition coming = where;
+      coming.window = where.window + 1;
+      coming.windows = std::max(where.windows, coming.window);
+      coming.bytes_before += where.window_bytes;
+      coming.window_bytes = 0;
+      progress->position(coming);
+    }
   }
   r.deduped = o.dedupe;
   auto all = btrfs::list_subvolumes(r.roots.front());
