@@ -98,6 +98,15 @@ struct FlatScan {
   }
 };
 
+void add_freed_by_subvolume(FilesystemReport& r) {
+  for (auto& s : r.per_subvolume) {
+    const auto f = r.freed.by_subvolume.find(s.id);
+    const auto w = r.would_free.by_subvolume.find(s.id);
+    if (f != r.freed.by_subvolume.end()) s.freed_bytes = f->second;
+    if (w != r.would_free.by_subvolume.end()) s.would_free_bytes = w->second;
+  }
+}
+
 // Per-subvolume figures of the run (after: from the confirmation scan, when there was a
 // dedupe).
 void fill_per_subvolume(const ScanResult& scan, const std::map<uint64_t, SubvolumeUsage>& before,
@@ -107,11 +116,13 @@ void fill_per_subvolume(const ScanResult& scan, const std::map<uint64_t, Subvolu
   r.per_subvolume = subvolume_figures(scan.subvolumes, before, after, planned,
                                       r.dedupe.bytes_by_subvolume,
                                       all ? *all : std::vector<btrfs::Subvolume>{});
+  add_freed_by_subvolume(r);
 }
 
 struct PlannedWork {
   DedupePlan plan;
   std::map<uint64_t, uint64_t> planned;  // bytes by destination subvolume
+  std::vector<PhysicalExtent> extents;   // that its destination ranges reference
 };
 
 // Matches the fingerprinted files of `scan` (and frees their sums), plans the rounds, and
@@ -147,6 +158,8 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   PlannedWork work;
   work.plan = plan_rounds(scan, matches, po);
   work.planned = planned_bytes_by_subvolume(scan, work.plan);
+  work.extents = destination_extents(scan, work.plan);
+  r.would_free.add(predicted_freed(work.extents));
   r.whole_file_groups += matches.whole_file_groups;
   r.partial_groups += matches.partial_groups;
   r.planned_bytes += work.plan.planned_bytes;
@@ -177,6 +190,20 @@ void list_work(const ScanResult& scan, const DedupePlan& plan,
     for (const auto& d : round.destinations) targets[round.group].insert(d.file);
   }
   for (const auto& [group, index] : entry) out[index].destinations = targets[group].size();
+}
+
+// After a dedupe: the destination extents the extent tree no longer holds, once the
+// transaction committed. A failure to look is the run's error; the dedupe stands.
+void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
+                         FilesystemReport& r) {
+  auto fd = btrfs::Fd::open(scan.roots.front().path, O_RDONLY | O_NONBLOCK);
+  if (fd) ::syncfs(fd->get());
+  auto freed = fd ? measure_freed(fd->get(), extents) : btrfs::Result<FreedSpace>(fd.error());
+  if (!freed) {
+    if (r.error.empty()) r.error = "reading the extent tree after dedupe: " + freed.error().message();
+    return;
+  }
+  r.freed.add(*freed);
 }
 
 // Runs the plan's rounds with the job's workers.
@@ -248,7 +275,8 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   report_progress(progress, "fingerprint", r.before.unique_bytes, r.before.unique_bytes);
 
   t = Clock::now();
-  auto [plan, planned] = match_and_plan(scan, *fp, o, nullptr, progress, r);
+  auto work = match_and_plan(scan, *fp, o, nullptr, progress, r);
+  auto& [plan, planned, extents] = work;
   r.seconds.match = since(t);
   const bool stopped_before_dedupe = o.stop && o.stop->load();
   if (!o.dedupe || (stopped_before_dedupe && !o.most_valuable_first)) {
@@ -295,6 +323,8 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
     return;
   }
   r.after = summarize_sharing(after->extents, nullptr, &after->files);
+  measure_freed_space(*after, extents, r);
+  r.after.allocated_bytes = r.before.allocated_bytes - std::min(r.freed.bytes, r.before.allocated_bytes);
   const auto usage_after = subvolume_usage(*after);
   free_storage(after->extents);
   release_free_heap();
@@ -308,6 +338,7 @@ void add_sharing(SharingSummary& into, const SharingSummary& more) {
   into.shared_bytes += more.shared_bytes;
   into.physical_extents += more.physical_extents;
   into.in_shared_extents += more.in_shared_extents;
+  into.allocated_bytes += more.allocated_bytes;
 }
 
 using UsageBySubvolume = std::map<uint64_t, SubvolumeUsage>;
@@ -414,6 +445,7 @@ void run_windowed(CatalogSession& session, const ScanResult& base, const JobOpti
       std::vector<bool> destinations(window.files.size(), false);
       for (const auto& round : work.plan.rounds)
         for (const auto& d : round.destinations) destinations[d.file] = true;
+      const auto extents = std::move(work.extents);
       work = {};
       t = Clock::now();
       report_progress(progress, "confirm", 0, 0);
@@ -426,6 +458,7 @@ void run_windowed(CatalogSession& session, const ScanResult& base, const JobOpti
       }
       sharing = summarize_sharing(window.extents, &earlier, &window.files);
       usage = subvolume_usage(window, &earlier);
+      measure_freed_space(window, extents, r);
     }
     add_sharing(r.after, sharing);
     add_usage(usage_after, usage);
@@ -444,6 +477,8 @@ void run_windowed(CatalogSession& session, const ScanResult& base, const JobOpti
                                       o.dedupe ? &usage_after : nullptr, planned,
                                       r.dedupe.bytes_by_subvolume,
                                       all ? *all : std::vector<btrfs::Subvolume>{});
+  add_freed_by_subvolume(r);
+  r.after.allocated_bytes = r.before.allocated_bytes - std::min(r.freed.bytes, r.before.allocated_bytes);
   if (r.error.empty()) record_in_catalog(&session, base, o.dedupe ? &base : nullptr, r);
 }
 

@@ -12,6 +12,7 @@
 #include "src/catalog.h"
 #include "src/dedupe_engine.h"
 #include "src/fingerprint.h"
+#include "src/freed_space.h"
 #include "src/group_listing.h"
 #include "src/subvolume_report.h"
 #include "src/subvolume_selection.h"
@@ -113,6 +114,10 @@ struct FilesystemReport {
   uint64_t windows = 0;
   uint64_t whole_file_groups = 0, partial_groups = 0;
   uint64_t planned_bytes = 0, planned_rounds = 0, readonly_ranges_left = 0;
+  // Disk space by whole physical extents (src/freed_space.h): what the plan would free,
+  // and what the dedupe freed, read from the extent tree once its transaction committed.
+  // before.allocated_bytes - freed.bytes is after.allocated_bytes.
+  FreedSpace would_free, freed;
   GroupListings groups;               // only with JobOptions::list_groups
   std::vector<GroupWork> work;        // only with JobOptions::most_valuable_first and -d
   bool deduped = false;

@@ -31,7 +31,8 @@ Json sharing(const SharingSummary& s) {
   return Json{{"logical_bytes", s.logical_bytes},
               {"unique_bytes", s.unique_bytes},
               {"shared_bytes", s.shared_bytes},
-              {"physical_extents", s.physical_extents}};
+              {"physical_extents", s.physical_extents},
+              {"allocated_bytes", s.allocated_bytes}};
 }
 
 Json seconds(const PhaseSeconds& s) {
@@ -101,6 +102,12 @@ Json filesystem(const FilesystemReport& r, bool groups_listed, bool time_boxed) 
                                         {"readonly_aliases", p.readonly_aliases}}}};
   j["before"] = sharing(r.before);
   j["after"] = sharing(r.after);
+  j["space"] = Json{{"allocated_before", r.before.allocated_bytes},
+                    {"allocated_after", r.after.allocated_bytes},
+                    {"freed_bytes", r.freed.bytes},
+                    {"freed_extents", r.freed.extents},
+                    {"would_free_bytes", r.would_free.bytes},
+                    {"would_free_extents", r.would_free.extents}};
   const auto& f = r.fingerprints;
   j["fingerprints"] = Json{{"extents_from_csums", f.extents_from_csums},
                            {"bytes_from_csums", f.bytes_from_csums},
@@ -173,6 +180,8 @@ Json filesystem(const FilesystemReport& r, bool groups_listed, bool time_boxed) 
     sj["referenced_after"] = s.after.referenced;
     sj["planned_bytes"] = s.planned_bytes;
     sj["deduped_bytes"] = s.deduped_bytes;
+    sj["freed_bytes"] = s.freed_bytes;
+    sj["would_free_bytes"] = s.would_free_bytes;
     subvolumes.push_back(sj);
   }
   j["per_subvolume"] = subvolumes;
@@ -231,6 +240,9 @@ std::string json_report(const JobReport& report, const JobOptions& job,
                      {"readonly_ranges_left", t.readonly_ranges_left},
                      {"bytes_deduped", t.bytes_deduped},
                      {"calls", t.calls},
+                     {"allocated_before", t.allocated_before},
+                     {"freed_bytes", t.freed_bytes},
+                     {"would_free_bytes", t.would_free_bytes},
                      {"rounds_not_started", t.rounds_not_started},
                      {"bytes_not_started", t.bytes_not_started},
                      {"ranges_changed", t.ranges_changed},

@@ -41,6 +41,9 @@ struct SubvolumeFigures {
   SubvolumeUsage before, after;  // after: re-read after the dedupe (= before without one)
   uint64_t planned_bytes = 0;    // what the plan dedupes into it (-r without -d: potential)
   uint64_t deduped_bytes = 0;    // what the kernel deduped into it
+  // Disk space of its files' extents that the dedupe freed (measured in the extent tree),
+  // and that the plan would free (src/freed_space.h), by the destination's subvolume.
+  uint64_t freed_bytes = 0, would_free_bytes = 0;
 };
 
 // One entry per subvolume of `before`, in scan order. `after` may be null (no dedupe);

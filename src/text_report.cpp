@@ -63,9 +63,10 @@ class Printer {
       if (r.windows)
         std::fprintf(out_, "  read, matched and deduped in %llu windows of files (-B)\n",
                      ull(r.windows));
-      std::fprintf(out_, "  data in regular extents: %s logical, %s distinct on disk in %llu extents\n",
+      std::fprintf(out_, "  data in regular extents: %s logical, %s distinct, %s allocated on disk "
+                   "in %llu extents\n",
                    size(r.before.logical_bytes).c_str(), size(r.before.unique_bytes).c_str(),
-                   ull(r.before.physical_extents));
+                   size(r.before.allocated_bytes).c_str(), ull(r.before.physical_extents));
       std::fprintf(out_, "  already shared (reflinks, snapshots; fingerprinted once): %s\n",
                    size(r.before.shared_bytes).c_str());
       const auto& p = r.passed_over;
@@ -114,6 +115,10 @@ class Printer {
       std::fprintf(out_, "Simple read and compare of file data found %llu instances of extents "
                    "that might benefit from deduplication.\n",
                    ull(r.whole_file_groups + r.partial_groups));
+      std::fprintf(out_, "  %s free %s of disk space: %llu extents left with no reference in "
+                   "the scan (files outside it may still hold some)\n",
+                   r.deduped ? "planned to" : "-d would", size(r.would_free.bytes).c_str(),
+                   ull(r.would_free.extents));
       if (o_.dry_run)
         std::fprintf(out_, "Dry run: -d would dedupe %s in %llu rounds; nothing was changed\n",
                      size(r.planned_bytes).c_str(), ull(r.planned_rounds));
@@ -135,10 +140,11 @@ class Printer {
                    size(d.bytes_deduped).c_str(), ull(d.calls), r.seconds.dedupe, r.io_threads,
                    ull(d.ranges_same), ull(d.ranges_differ), ull(d.ranges_changed),
                    ull(d.ranges_failed), d.stopped ? " (stopped early)" : "");
-      std::fprintf(out_, "Data on disk for these files: %s before, %s after (confirmed from the "
-                   "tree in %.2f s)\n",
-                   size(r.before.unique_bytes).c_str(), size(r.after.unique_bytes).c_str(),
-                   r.seconds.confirm);
+      std::fprintf(out_, "Disk space of these files' extents: %s before, %s after: %s freed in "
+                   "%llu extents (whole extents, as btrfs filesystem df counts them; confirmed "
+                   "from the trees in %.2f s)\n",
+                   size(r.before.allocated_bytes).c_str(), size(r.after.allocated_bytes).c_str(),
+                   size(r.freed.bytes).c_str(), ull(r.freed.extents), r.seconds.confirm);
       if (o_.debug) {
         std::fprintf(out_, "  debug: %s prefetched", size(d.bytes_prefetched).c_str());
         for (const auto& [code, n] : d.errors_by_code)
@@ -168,9 +174,11 @@ class Printer {
       std::fprintf(out_, ", referenced %s", size(s.before.referenced).c_str());
       if (r.deduped) std::fprintf(out_, " -> %s", size(s.after.referenced).c_str());
       if (r.deduped && s.deduped_bytes)
-        std::fprintf(out_, ", deduped into it %s", size(s.deduped_bytes).c_str());
+        std::fprintf(out_, ", deduped into it %s, freed %s", size(s.deduped_bytes).c_str(),
+                     size(s.freed_bytes).c_str());
       else if (!r.deduped && s.planned_bytes)
-        std::fprintf(out_, ", -d would dedupe %s into it", size(s.planned_bytes).c_str());
+        std::fprintf(out_, ", -d would dedupe %s into it and free %s", size(s.planned_bytes).c_str(),
+                     size(s.would_free_bytes).c_str());
       std::fprintf(out_, "\n");
     }
   }
@@ -208,6 +216,12 @@ class Printer {
                    signed_size(report.duperemove_net_change()).c_str());
     else
       std::fprintf(out_, "  deduped:        nothing (%s)\n", o_.dry_run ? "--dry-run" : "no -d");
+    if (job.dedupe)
+      std::fprintf(out_, "  freed:          %s of disk space (whole extents no longer referenced, "
+                   "as btrfs filesystem df counts them)\n",
+                   size(t.freed_bytes).c_str());
+    else
+      std::fprintf(out_, "  would free:     %s of disk space with -d\n", size(t.would_free_bytes).c_str());
     std::fprintf(out_, "  left alone:     %llu ranges changed since the scan, %llu refused by the "
                  "kernel",
                  ull(t.ranges_changed), ull(t.ranges_refused));
@@ -293,6 +307,9 @@ RunTotals run_totals(const JobReport& report) {
     t.readonly_ranges_left += fs.readonly_ranges_left;
     t.bytes_deduped += fs.dedupe.bytes_deduped;
     t.calls += fs.dedupe.calls;
+    t.allocated_before += fs.before.allocated_bytes;
+    t.freed_bytes += fs.freed.bytes;
+    t.would_free_bytes += fs.would_free.bytes;
     t.rounds_not_started += fs.dedupe.rounds_not_started;
     t.bytes_not_started += fs.dedupe.bytes_not_started;
     t.ranges_same += fs.dedupe.ranges_same;

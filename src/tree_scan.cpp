@@ -751,7 +751,10 @@ SharingSummary summarize_sharing(const std::vector<FileExtent>& extents,
       group_bytes += extents[end_of_group].length;
     }
     if (end_of_group - i > 1 || held_by_snapshots) s.in_shared_extents += group_bytes;
-    if (!elsewhere) ++s.physical_extents;
+    if (!elsewhere) {
+      ++s.physical_extents;
+      s.allocated_bytes += extents[i].disk_num_bytes;
+    }
     uint64_t covered_end = 0;
     for (; i < end_of_group; ++i) {
       if (before(extents[i])) continue;

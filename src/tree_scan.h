@@ -106,6 +106,9 @@ struct SharingSummary {
   // reference (FIEMAP's SHARED flag), summed over every file, so a deduped pair counts
   // twice. Only differences of it mean anything across windows (see summarize_sharing).
   uint64_t in_shared_extents = 0;
+  // Disk space the distinct physical extents take (disk_num_bytes: compressed size for
+  // compressed extents), whole extents however little of them is referenced.
+  uint64_t allocated_bytes = 0;
 };
 // extents must be sorted by (disk_bytenr, extent_offset), as ScanResult's are.
 // counted_before (by file index): files an earlier summary counted (a window's twins from

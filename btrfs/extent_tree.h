@@ -1,0 +1,20 @@
+// Which data extents are still allocated: the extent tree's EXTENT_ITEMs (CAP_SYS_ADMIN).
+// Space is freed only when an extent loses its last reference anywhere, so this, read
+// after the transaction of a dedupe committed, is what `btrfs filesystem df` shows.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "btrfs/result.h"
+
+namespace btrfs {
+
+// For each start address in `bytenrs` (sorted ascending, no duplicates), whether the extent
+// tree holds a data extent item there. One streaming tree search over the span of the
+// addresses, or single-item probes when they are few and far apart. fd: any fd on the
+// filesystem.
+Result<std::vector<bool>> extents_allocated(int fd, std::span<const uint64_t> bytenrs);
+
+}  // namespace btrfs

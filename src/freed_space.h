@@ -1,0 +1,45 @@
+// Space really freed: a dedupe frees disk space only when a physical extent loses its last
+// reference, and then its whole disk_num_bytes (the compressed size of a compressed extent),
+// which is what `btrfs filesystem df` shows move. Sharing part of an extent frees nothing
+// ("bookends"). Here: what a plan would free by that rule, which extents it may free, and
+// after the dedupe, which of those the extent tree no longer holds.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "btrfs/result.h"
+#include "src/dedupe_plan.h"
+#include "src/tree_scan.h"
+
+namespace btrdedupe {
+
+// A physical extent that a plan's destination ranges reference.
+struct PhysicalExtent {
+  uint64_t bytenr = 0;
+  uint64_t disk_bytes = 0;   // disk_num_bytes: what freeing it gives back
+  uint64_t subvolume = 0;    // of the first destination file referencing it
+  // Every reference the scan saw is inside a destination range, and no folded read-only
+  // snapshot copy holds it: the plan frees it, unless files outside the scan reference it.
+  bool freed_by_plan = false;
+};
+
+// The extents referenced by the plan's destination ranges, sorted by bytenr, once each.
+std::vector<PhysicalExtent> destination_extents(const ScanResult& scan, const DedupePlan& plan);
+
+struct FreedSpace {
+  uint64_t bytes = 0;                           // disk bytes of extents gone
+  uint64_t extents = 0;
+  std::map<uint64_t, uint64_t> by_subvolume;    // bytes, by the destination's subvolume
+  void add(const FreedSpace& more);
+};
+
+// What the plan frees by the rule above (the files outside the scan not known).
+FreedSpace predicted_freed(const std::vector<PhysicalExtent>& extents);
+
+// After the dedupe's transaction committed (syncfs): the extents the tree no longer holds.
+// fd: any fd on the filesystem.
+btrfs::Result<FreedSpace> measure_freed(int fd, const std::vector<PhysicalExtent>& extents);
+
+}  // namespace btrdedupe
