@@ -11,6 +11,7 @@
 #include "btrfs/tree_search.h"
 #include "src/catalog_session.h"
 #include "src/content_hash.h"
+#include "src/file_extent_index.h"
 
 namespace btrdedupe {
 namespace {
@@ -297,12 +298,13 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
       ++taken;
     }
   };
+  const FileExtentIndex index(scan);  // where each file's data lies: its hole map
   for (uint32_t i = 0; i < scan.files.size(); ++i) {
     const auto& f = scan.files[i];
     const FileSumsView sums = fp->files[i];
     Fingerprinted entry;
     entry.row = {f.size, f.mtime_sec * 1000000000LL + f.mtime_nsec, f.inode_flags,
-                 whole_file_hash(sums, f.size, cs, f.nodatasum()), f.parent};
+                 whole_file_hash(scan, index, sums, i), f.parent};
     entry.blocks = block_hashes(sums, f.size, ss, cs, block_size_, f.nodatasum());
     if (entry.row.whole_hash) consider(catalog_->files_with_hash(*entry.row.whole_hash));
     for (uint64_t h : entry.blocks)

@@ -20,6 +20,7 @@
 #include "btrfs/fs_info.h"
 #include "btrfs/subvolume.h"
 #include "src/content_hash.h"
+#include "src/file_extent_index.h"
 
 namespace btrdedupe {
 namespace {
@@ -312,6 +313,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   const uint32_t ss = scan.fs.sectorsize;
   const uint16_t cs = scan.fs.csum_size;
   std::vector<bool> candidate(n, false);
+  const FileExtentIndex index(scan);  // where each file's data lies: its hole map
   auto mark = [&](const std::vector<FileKey>& keys) {
     for (const auto& key : keys) {
       const std::pair<int64_t, int64_t> k(static_cast<int64_t>(key.subvolume),
@@ -327,7 +329,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
     const auto& f = scan.files[i];
     const FileSumsView sums = fp->files[i];
     const CatalogFile row{f.size, mtime_ns(f), f.inode_flags,
-                          whole_file_hash(sums, f.size, cs, f.nodatasum()), f.parent};
+                          whole_file_hash(scan, index, sums, i), f.parent};
     const auto blocks = block_hashes(sums, f.size, ss, cs, block_size_, f.nodatasum());
     if (other_rows) {
       if (row.whole_hash) mark(catalog_->files_with_hash(*row.whole_hash));

@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
+#include "src/file_extent_index.h"
 #include "src/fingerprint.h"
 
 namespace btrdedupe {
@@ -15,9 +17,20 @@ namespace btrdedupe {
 std::optional<uint64_t> sectors_hash(FileSumsView sums, uint64_t first, uint64_t count,
                                      uint16_t csum_size, bool nodatasum);
 
-// Whole-file hash: every sector known, mixed with the size (equal sums, different tails).
-std::optional<uint64_t> whole_file_hash(FileSumsView sums, uint64_t size, uint16_t csum_size,
-                                        bool nodatasum);
+// Whole-file hash. A file's content is its sequence of sectors, data or hole: the hash
+// covers where its data lies (`data`, FileExtentIndex::data_runs; the rest is holes and
+// prealloc) and the sums of those sectors, which must all be known, mixed with the size
+// (equal sums, different tails). nullopt without data or with an unknown data sector.
+// A file without holes hashes its sums alone, as the hashfile's format 2 always did, so
+// its rows keep their meaning; files with holes had no hash before (never matched whole).
+std::optional<uint64_t> whole_file_hash(FileSumsView sums, std::span<const SectorRun> data,
+                                        uint64_t size, uint16_t csum_size, bool nodatasum);
+
+// The same for file `file` of `scan`, its data runs from `index`. A file with an inline
+// extent has no hole map (what its extents leave uncovered is not only holes): only one
+// whose regular extents cover every sector gets a hash.
+std::optional<uint64_t> whole_file_hash(const ScanResult& scan, const FileExtentIndex& index,
+                                        FileSumsView sums, uint32_t file);
 
 // One hash per full block of block_size bytes (0 where a block is not fully known).
 std::vector<uint64_t> block_hashes(FileSumsView sums, uint64_t size, uint32_t sectorsize,

@@ -35,8 +35,9 @@ size_t choose_target_with(const ScanResult& scan, const DuplicateGroup& g,
                           const ExtentRefCounts& refs, const FileExtentIndex& index) {
   // Per layout: the references of its first extent, and whether a member is read-only.
   std::map<uint32_t, std::pair<uint64_t, bool>> layout_info;
+  const uint64_t first_data = g.data.empty() ? 0 : g.data.front().offset;  // past a hole
   for (const auto& m : g.members) {
-    const FileExtent* e = index.at(m.file, m.offset);
+    const FileExtent* e = index.at(m.file, m.offset + first_data);
     auto& [count, ro] = layout_info[m.layout];
     count = std::max(count, e ? refs.of(e->disk_bytenr) : 0);
     ro = ro || readonly_subvolume(scan, scan.files[m.file].subvolume) ||
@@ -54,6 +55,29 @@ size_t choose_target_with(const ScanResult& scan, const DuplicateGroup& g,
   for (size_t i = 1; i < g.members.size(); ++i)
     if (key(i) > key(best)) best = i;
   return best;
+}
+
+// Rounds of at most `round` bytes over `data` (relative to each member's offset), each
+// against up to max_dest destinations.
+void add_rounds(const FileExtentIndex& index, uint32_t gi, const GroupMember& target,
+                const std::vector<RangeRef>& dests, ByteRange data, uint64_t round,
+                size_t max_dest, DedupePlan& plan) {
+  for (uint64_t done = data.offset; done < data.offset + data.length; done += round) {
+    const uint64_t len = std::min(round, data.offset + data.length - done);
+    const FileExtent* e = index.at(target.file, target.offset + done);
+    for (size_t d = 0; d < dests.size(); d += max_dest) {
+      DedupeRound r;
+      r.source = {target.file, target.offset + done};
+      r.length = len;
+      r.group = gi;
+      r.disk_order =
+          e ? e->disk_bytenr + e->extent_offset + (target.offset + done - e->file_offset) : 0;
+      for (size_t k = d; k < std::min(dests.size(), d + max_dest); ++k)
+        r.destinations.push_back({dests[k].file, dests[k].offset + done});
+      plan.planned_bytes += len * r.destinations.size();
+      plan.rounds.push_back(std::move(r));
+    }
+  }
 }
 
 }  // namespace
@@ -95,21 +119,13 @@ DedupePlan plan_rounds(const ScanResult& scan, const MatchResult& matches,
       if (seen.insert((uint64_t{m.file} << 40) ^ m.offset).second) dests.push_back({m.file, m.offset});
     }
     if (dests.empty()) continue;
-    for (uint64_t done = 0; done < g.length; done += round) {
-      const uint64_t len = std::min(round, g.length - done);
-      const FileExtent* e = index.at(target.file, target.offset + done);
-      for (size_t d = 0; d < dests.size(); d += max_dest) {
-        DedupeRound r;
-        r.source = {target.file, target.offset + done};
-        r.length = len;
-        r.group = gi;
-        r.disk_order = e ? e->disk_bytenr + e->extent_offset + (target.offset + done - e->file_offset) : 0;
-        for (size_t k = d; k < std::min(dests.size(), d + max_dest); ++k)
-          r.destinations.push_back({dests[k].file, dests[k].offset + done});
-        plan.planned_bytes += len * r.destinations.size();
-        plan.rounds.push_back(std::move(r));
-      }
-    }
+    // Only the data: a sparse whole-file group's members have their holes at the same
+    // places (or they would not be whole-file duplicates: a target with data where a
+    // destination has a hole cannot happen), and holes are never given to the kernel.
+    // Partial groups are data throughout (block hashes need every sector's sum).
+    const std::vector<ByteRange> all{{0, g.length}};
+    for (const ByteRange& data : g.data.empty() ? all : g.data)
+      add_rounds(index, gi, target, dests, data, round, max_dest, plan);
   }
   std::stable_sort(plan.rounds.begin(), plan.rounds.end(),
                    [](const DedupeRound& a, const DedupeRound& b) { return a.disk_order < b.disk_order; });

@@ -48,7 +48,27 @@ class MatchContext {
   }
 
   std::optional<uint64_t> whole_hash(uint32_t f) const {
-    return whole_file_hash(fp_.files[f], size(f), cs_, nodatasum(f));
+    return whole_file_hash(scan_, index_, fp_.files[f], f);
+  }
+  std::vector<SectorRun> data_runs(uint32_t f) const { return index_.data_runs(f); }
+
+  // Same size, datasum kind, hole map and data sums: whole-file duplicates. `runs` are f's.
+  bool same_file(uint32_t f, const std::vector<SectorRun>& runs, uint32_t g) const {
+    if (size(f) != size(g) || nodatasum(f) != nodatasum(g) || data_runs(g) != runs) return false;
+    for (const SectorRun& r : runs)
+      if (!same_sectors(f, r.first, g, r.first, r.count)) return false;
+    return true;
+  }
+
+  // The data ranges of a whole file with these runs; empty when it has no hole.
+  std::vector<ByteRange> data_ranges(uint32_t f, const std::vector<SectorRun>& runs) const {
+    if (runs.size() == 1 && runs[0] == SectorRun{0, sectors(f)}) return {};
+    std::vector<ByteRange> out;
+    for (const SectorRun& r : runs) {
+      const uint64_t from = r.first * ss_, to = std::min(size(f), (r.first + r.count) * ss_);
+      out.push_back({from, to - from});
+    }
+    return out;
   }
 
   std::vector<PhysicalPiece> physical(uint32_t f, uint64_t off, uint64_t len,
@@ -92,7 +112,8 @@ class MatchContext {
   FileExtentIndex index_;
 };
 
-// Files whose every sector is known and equal: grouped by (size, datasum, sums).
+// Whole-file duplicates: grouped by (size, datasum, hole map, data sums), every data sector
+// known. Holes are content: the same data at other places is not the same file.
 void match_whole_files(const MatchContext& ctx, uint32_t nfiles, MatchResult& out,
                        std::vector<bool>& in_whole_group) {
   // (hash, file) sorted, not a map of vectors: 16 bytes per file instead of a node and a
@@ -114,12 +135,11 @@ void match_whole_files(const MatchContext& ctx, uint32_t nfiles, MatchResult& ou
       DuplicateGroup g;
       g.whole_file = true;
       g.length = ctx.size(files[i]);
+      const auto runs = ctx.data_runs(files[i]);
+      g.data = ctx.data_ranges(files[i], runs);
       g.members.push_back({files[i], 0, 0, 0});
       for (size_t j = i + 1; j < files.size(); ++j) {
-        if (taken[j] || ctx.size(files[j]) != g.length ||
-            ctx.nodatasum(files[j]) != ctx.nodatasum(files[i]) ||
-            !ctx.same_sectors(files[i], 0, files[j], 0, ctx.sectors(files[i])))
-          continue;
+        if (taken[j] || !ctx.same_file(files[i], runs, files[j])) continue;
         taken[j] = true;
         g.members.push_back({files[j], 0, 0, 0});
       }
@@ -223,10 +243,17 @@ uint32_t DuplicateGroup::layouts() const {
   return static_cast<uint32_t>(ids.size());
 }
 
+uint64_t DuplicateGroup::data_bytes() const {
+  if (data.empty()) return length;
+  uint64_t n = 0;
+  for (const auto& r : data) n += r.length;
+  return n;
+}
+
 uint64_t DuplicateGroup::dedupable_bytes() const {
   uint64_t n = 0;
   for (const auto& m : members) n += m.layout != members.front().layout;
-  return n * length;
+  return n * data_bytes();
 }
 
 MatchResult find_duplicates(const ScanResult& scan, const FingerprintResult& fp,

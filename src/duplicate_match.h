@@ -26,14 +26,25 @@ struct GroupMember {
   uint32_t extents = 0;    // regular extents the range spans (fragmentation)
 };
 
+// Bytes [offset, offset + length) of a range.
+struct ByteRange {
+  uint64_t offset = 0, length = 0;
+  bool operator==(const ByteRange&) const = default;
+};
+
 // Ranges of equal content, all `length` bytes long. Either whole files (then length is the
 // file size, and the range ends at EOF of every member) or block-aligned ranges.
 struct DuplicateGroup {
   uint64_t length = 0;
   bool whole_file = false;
+  // Whole files with holes (or prealloc ranges, which count as holes): the ranges holding
+  // data, the same in every member, in file order; only these are deduped (a hole in every
+  // member is shared already). Empty: all of [0, length) is data.
+  std::vector<ByteRange> data;
   std::vector<GroupMember> members;  // at least two distinct layouts
 
   uint32_t layouts() const;  // distinct layout ids
+  uint64_t data_bytes() const;  // bytes of `data`, or length
   // Logical bytes that would become newly shared if every layout joined the first's.
   uint64_t dedupable_bytes() const;
 };

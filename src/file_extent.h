@@ -27,6 +27,10 @@ struct ScannedFile {
   // The same data (same extents at the same offsets) is also held by files in read-only
   // snapshots that the scan folded into this one: its storage stays referenced anyway.
   bool readonly_alias = false;
+  // It has an inline extent (its first bytes live in the tree, not in a regular extent):
+  // what its regular extents leave uncovered is then not only holes, so it has no hole map
+  // and never matches as a whole file (src/content_hash.h).
+  bool inline_data = false;
 
   bool nodatasum() const { return inode_flags & btrfs::kInodeNoDataSum; }
   btrfs::Timespec mtime() const { return {mtime_sec, mtime_nsec}; }

@@ -168,6 +168,7 @@ btrfs::Result<IncrementalScan::Outcome> IncrementalScan::place(ScanResult* into,
     f.inode_flags = it.flags;
     f.parent = state.parent;
     f.set_mtime(it.mtime);
+    f.inline_data = state.passed_over.inline_extents > 0;
     f.root = place.root;
     f.path_node = PathTable::kRoot;
     if (options_.keep_paths) {
@@ -336,6 +337,7 @@ btrfs::Result<void> reread_in_place(int fd, ScanResult& scan, const std::vector<
     f.size = it.size;
     f.set_mtime(it.mtime);
     f.inode_flags = it.flags;
+    f.inline_data = (*state)->passed_over.inline_extents > 0;
     for (FileExtent e : (*state)->extents) {
       e.file = i;
       scan.extents.push_back(e);

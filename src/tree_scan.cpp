@@ -649,7 +649,10 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
     }
     out.extents.resize(w);
     for (const auto& piece : tree->passed) {
-      if (file_of[piece.file] != kDropped) count_passed_over(piece, out.passed_over);
+      if (file_of[piece.file] == kDropped) continue;
+      count_passed_over(piece, out.passed_over);
+      if (piece.type == btrfs::FileExtentType::Inline)
+        out.files[file_of[piece.file]].inline_data = true;
     }
     free_storage(file_of);
     if (may_fold) layouts.add(out, first_file, first_extent, readonly);

@@ -11,6 +11,7 @@
 namespace btrdedupe {
 
 inline constexpr uint32_t kSector = 4096;
+inline constexpr uint32_t kHole = UINT32_MAX;  // a hole sector, for add_sparse_file
 
 // Builds a ScanResult + FingerprintResult where each sector's "checksum" is a content id.
 class SyntheticFs {
@@ -48,15 +49,38 @@ class SyntheticFs {
     if (extents.empty()) extents = {content.size()};
     uint64_t off = 0;
     for (uint64_t len : extents) {
-      FileExtent e;
-      e.file = f;
-      e.file_offset = off;
-      e.length = len * kSector;
-      e.disk_bytenr = next_disk_;
-      e.disk_num_bytes = len * kSector;
-      next_disk_ += len * kSector;
-      scan.extents.push_back(e);
+      if (len) add_extent(f, off, len * kSector);
       off += len * kSector;
+    }
+    return f;
+  }
+
+  // One extent of file f at a fresh disk address.
+  void add_extent(uint32_t f, uint64_t file_offset, uint64_t length) {
+    FileExtent e;
+    e.file = f;
+    e.file_offset = file_offset;
+    e.length = length;
+    e.disk_bytenr = next_disk_;
+    e.disk_num_bytes = length;
+    next_disk_ += length;
+    scan.extents.push_back(e);
+  }
+
+  // A sparse file: sector i holds content[i], or is a hole where content[i] is kHole (a
+  // prealloc range looks the same: the scan keeps neither). Each run of data sectors is one
+  // extent at a fresh disk address; hole sectors have no extent and no known sum.
+  uint32_t add_sparse_file(uint64_t size, const std::vector<uint32_t>& content) {
+    const auto f = add_file(size, content, {0});  // no extent yet
+    for (size_t i = 0; i < content.size();) {
+      if (content[i] == kHole) {
+        unknown(f, i++);
+        continue;
+      }
+      size_t end = i;
+      while (end < content.size() && content[end] != kHole) ++end;
+      add_extent(f, i * kSector, (end - i) * kSector);
+      i = end;
     }
     return f;
   }
