@@ -78,6 +78,10 @@ class SparseDedupeTest : public CliTest {
     EXPECT_TRUE(all_data_shared("b")) << sh("filefrag -v " + shell_quote(path("d/b")));
     EXPECT_EQ(state("d"), before);  // contents and mtimes
     EXPECT_EQ(used_before - data_used(), freed);
+    // The report's freed figure is what df moved by.
+    EXPECT_NE(r.output.find("  freed:          " + std::to_string(freed) + " of disk space"),
+              std::string::npos)
+        << r.output;
     std::cout << "Data used: " << used_before << " before, " << used_before - freed
               << " after\n";
   }
