@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "btrfs/items.h"
 #include "src/dedupe_plan.h"
 #include "src/tree_scan.h"
 
@@ -43,6 +44,10 @@ struct DedupeOptions {
   // When set, receives one byte per plan round: 1 when the round was run (or its files were
   // found changed), 0 when a stop left it for a later run.
   std::vector<uint8_t>* round_started = nullptr;
+  // When the scan began: a file whose inode changed (ctime) since then was written, so a
+  // range of it the kernel finds not equal is a change, not an unequal proposal to narrow.
+  // Zero (unknown): every such range counts as a change.
+  btrfs::Timespec scan_started;
 };
 
 struct DedupeStats {
@@ -51,6 +56,9 @@ struct DedupeStats {
   std::map<uint64_t, uint64_t> bytes_by_subvolume;  // of those, by the destination's subvolume
   uint64_t ranges_same = 0;
   uint64_t ranges_differ = 0;      // content was not equal: changed since the scan
+  // Content was not equal though neither file changed: the sums proposed more than is
+  // equal. Narrowed to the equal parts, which add bytes_narrowed to bytes_deduped.
+  uint64_t ranges_unequal = 0, bytes_narrowed = 0;
   uint64_t ranges_changed = 0;     // skipped: the file changed, vanished or was replaced
   uint64_t ranges_failed = 0;      // an errno from the kernel (see errors_by_code)
   uint64_t ranges_retried = 0;     // EAGAIN (a send): tried again after eagain_wait_ms

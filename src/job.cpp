@@ -217,6 +217,7 @@ DedupeStats dedupe_planned(const ScanResult& scan, const DedupePlan& plan, const
   report_progress(progress, "dedupe", 0, plan.planned_bytes);
   if (progress)
     dopt.on_progress = [&](uint64_t done) { progress->progress("dedupe", done, plan.planned_bytes); };
+  dopt.scan_started = r.started_at;
   std::vector<uint8_t> started;
   if (o.most_valuable_first) dopt.round_started = &started;
   auto stats = run_dedupe(scan, plan, dopt);
@@ -567,7 +568,10 @@ int64_t JobReport::net_shared_change() const {
 JobReport run_job(const JobOptions& options, ProgressSink* progress) {
   JobReport report;
   JobOptions o = options;
-  const auto started = static_cast<int64_t>(std::time(nullptr));
+  struct timespec now {};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const btrfs::Timespec started_at{now.tv_sec, static_cast<uint32_t>(now.tv_nsec)};
+  const int64_t started = started_at.sec;
   std::unique_ptr<CatalogSession> catalog;
   if (!o.hashfile.empty()) {
     // The catalog first: a replay takes its paths from it, and an unchanged tree is not read.
@@ -603,6 +607,7 @@ JobReport run_job(const JobOptions& options, ProgressSink* progress) {
       r.roots = o.paths;
       r.catalog.used = r.catalog.unchanged = true;
       r.started = started;
+      r.started_at = started_at;
       record_in_catalog(catalog.get(), ScanResult{}, nullptr, r);
       report.filesystems.push_back(std::move(r));
       return report;
@@ -630,6 +635,7 @@ JobReport run_job(const JobOptions& options, ProgressSink* progress) {
     if (*scan) {
       FilesystemReport r;
       r.started = started;
+      r.started_at = started_at;
       r.seconds.scan = since(t);
       run_filesystem(std::move(**scan), o, scan_options, progress, catalog.get(), r);
       report.filesystems.push_back(std::move(r));
@@ -671,6 +677,7 @@ JobReport run_job(const JobOptions& options, ProgressSink* progress) {
     if (!*base) return false;
     FilesystemReport r;
     r.started = started;
+    r.started_at = started_at;
     r.seconds.scan = since(t);
     run_windowed(*session, **base, o, progress, r);
     report.filesystems.push_back(std::move(r));
@@ -686,6 +693,7 @@ JobReport run_job(const JobOptions& options, ProgressSink* progress) {
   if (flat_selection) {  // exactly the chosen subvolumes, as one scan
     FilesystemReport r;
     r.started = started;
+    r.started_at = started_at;
     const FlatScan flat{o.paths.front(), selection->roots};
     const auto t = Clock::now();
     report_progress(progress, "scan", 0, 0);
@@ -741,6 +749,7 @@ JobReport run_job(const JobOptions& options, ProgressSink* progress) {
   for (const auto& fsid : fs_order) {
     FilesystemReport r;
     r.started = started;
+    r.started_at = started_at;
     r.seconds.scan = scan_seconds[fsid];
     auto merged = merge_scans(std::move(by_fs[fsid]));
     if (!merged) {

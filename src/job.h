@@ -105,6 +105,7 @@ struct FilesystemReport {
   uint64_t excluded = 0;              // files and subvolumes left out by JobOptions::exclude
   CatalogStats catalog;               // what the hashfile saved (catalog.used: there was one)
   int64_t started = 0;                // unix time the run began
+  btrfs::Timespec started_at;         // the same, to the nanosecond (before the scan)
   SharingSummary before, after;       // after: re-read from the tree once dedupe ran
   FingerprintStats fingerprints;
   // Windows the tree was read in (0: whole). Then sharing and per-subvolume figures are

@@ -149,6 +149,8 @@ Json filesystem(const FilesystemReport& r, bool groups_listed, bool time_boxed) 
                        {"errors_by_code", errno_table(d.errors_by_code)},
                        {"messages", strings(d.messages)},
                        {"stopped", d.stopped},
+                       {"ranges_unequal", d.ranges_unequal},
+                       {"bytes_narrowed", d.bytes_narrowed},
                        {"rounds_not_started", d.rounds_not_started},
                        {"bytes_not_started", d.bytes_not_started}};
   } else {

@@ -140,6 +140,10 @@ class Printer {
                    size(d.bytes_deduped).c_str(), ull(d.calls), r.seconds.dedupe, r.io_threads,
                    ull(d.ranges_same), ull(d.ranges_differ), ull(d.ranges_changed),
                    ull(d.ranges_failed), d.stopped ? " (stopped early)" : "");
+      if (d.ranges_unequal)
+        std::fprintf(out_, "  %llu ranges of unchanged files were not equal throughout (their sums "
+                     "agreed, their bytes did not): narrowed to their equal parts, %s shared\n",
+                     ull(d.ranges_unequal), size(d.bytes_narrowed).c_str());
       std::fprintf(out_, "Disk space of these files' extents: %s before, %s after: %s freed in "
                    "%llu extents (whole extents, as btrfs filesystem df counts them; confirmed "
                    "from the trees in %.2f s)\n",
