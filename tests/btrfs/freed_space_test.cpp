@@ -79,6 +79,28 @@ TEST_F(FreedSpaceTest, ExtentsASnapshotHoldsAreNotFreed) {
   EXPECT_EQ(j["totals"]["freed_bytes"], 0);
 }
 
+// Two pairs, each pair reflinked, the pairs independent: one run puts all four on one
+// extent and frees the other pair's.
+TEST_F(FreedSpaceTest, GroupsOnTwoPhysicalExtentsConvergeInOneRun) {
+  sh("mkdir " + shell_quote(path("d")) + " && cd " + shell_quote(path("d")) +
+     " && head -c 4194304 /dev/urandom > a && cp --reflink=always a a.ref"
+     " && cp --reflink=never a b && cp --reflink=always b b.ref && sync");
+  int64_t df = 0;
+  const auto j = dedupe(&df);
+  EXPECT_EQ(df, 4 << 20);
+  EXPECT_EQ(j["totals"]["freed_bytes"], 4 << 20);
+  const auto extents = [&](const char* f) {  // physical offsets, from filefrag
+    return sh("filefrag -v " + shell_quote(path(std::string("d/") + f)) +
+              " | awk '/^ *[0-9]+:/ {print $4}'");
+  };
+  EXPECT_EQ(extents("a"), extents("b"));
+  EXPECT_EQ(extents("a.ref"), extents("b.ref"));
+  EXPECT_EQ(extents("a"), extents("b.ref"));
+  std::string out, err;
+  EXPECT_EQ(btrdedupe_split("-r --json " + shell_quote(path("d")), &out, &err), 0);
+  EXPECT_EQ(nlohmann::json::parse(out)["totals"]["planned_bytes"], 0);  // nothing left
+}
+
 class CompressedFreedSpaceTest : public FreedSpaceTest {
   ImageOptions image_options() const override {
     ImageOptions o;
