@@ -145,5 +145,22 @@ TEST_F(SumLayoutsTest, RangesThatDifferInOneSectorAreNeverProposedAsEqual) {
   }
 }
 
+TEST_F(SumLayoutsTest, CheckSumsReportsAWrongSumAndASumOnAHole) {
+  sh("cd " + path("") + " && head -c 1M /dev/urandom > f.bin && truncate -s 2M f.bin && sync -f .");
+  Run r = fingerprint_tree(path(""));
+  ASSERT_EQ(r.scan.files.size(), 1u);
+  expect_sums_match_data(r.scan, r.fp);
+  r.fp.files.sums(0)[5 * r.scan.fs.csum_size] ^= 1;  // sector 5: a wrong sum
+  r.fp.files.known(0)[300] = 1;                      // sector 300: a "sum" in the hole
+  const SumCheck check = check_sums(r.scan, r.fp);
+  EXPECT_FALSE(check.ok());
+  EXPECT_EQ(check.mismatches, 2u) << summary_line(check);
+  ASSERT_EQ(check.first.size(), 2u);
+  EXPECT_EQ(check.first[0].offset, 5u * 4096);
+  EXPECT_EQ(check.first[1].offset, 300u * 4096);
+  EXPECT_EQ(check.first[1].data, "none");
+  EXPECT_EQ(check.sectors_without_data, 256u);
+}
+
 }  // namespace
 }  // namespace btrdedupe::test
