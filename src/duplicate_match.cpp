@@ -9,6 +9,7 @@
 
 #include "src/content_hash.h"
 #include "src/file_extent_index.h"
+#include "src/sector_checksum.h"
 
 namespace btrdedupe {
 namespace {
@@ -19,7 +20,8 @@ using PhysicalPiece = std::tuple<uint64_t, uint64_t, uint64_t>;
 class MatchContext {
  public:
   MatchContext(const ScanResult& scan, const FingerprintResult& fp)
-      : scan_(scan), fp_(fp), ss_(scan.fs.sectorsize), cs_(scan.fs.csum_size), index_(scan) {}
+      : scan_(scan), fp_(fp), ss_(scan.fs.sectorsize), cs_(scan.fs.csum_size), index_(scan),
+        residue_possible_(scan.fs.csum_type == btrfs::CsumType::Crc32c) {}
 
   uint32_t sectorsize() const { return ss_; }
   uint64_t size(uint32_t f) const { return scan_.files[f].size; }
@@ -39,6 +41,21 @@ class MatchContext {
     const uint8_t* a = sector_sums(f, fs, count);
     const uint8_t* b = sector_sums(g, gs, count);
     return a && b && std::memcmp(a, b, count * cs_) == 0;
+  }
+
+  // Equal sums as evidence of equal content: none of them may be the crc32c residue
+  // (sector_checksum.h), which sectors of different bytes share by construction (ext4
+  // backup superblocks of different groups). Equal sums are weak on both sides or neither.
+  bool proven_same(uint32_t f, uint64_t fs, uint32_t g, uint64_t gs, uint64_t count) const {
+    return same_sectors(f, fs, g, gs, count) && !has_residue(f, fs, count);
+  }
+
+  bool has_residue(uint32_t f, uint64_t first, uint64_t count) const {
+    if (!residue_possible_) return false;
+    const uint8_t* sums = fp_.files[f].sums.data();
+    for (uint64_t i = first; i < first + count; ++i)
+      if (is_crc32c_residue({sums + i * cs_, cs_})) return true;
+    return false;
   }
 
   uint64_t hash_sectors(uint32_t f, uint64_t first, uint64_t count, bool* ok) const {
@@ -110,6 +127,7 @@ class MatchContext {
   uint32_t ss_;
   uint16_t cs_;
   FileExtentIndex index_;
+  bool residue_possible_;
 };
 
 // Whole-file duplicates: grouped by (size, datasum, hole map, data sums), every data sector
@@ -184,7 +202,7 @@ void match_blocks(const MatchContext& ctx, uint32_t nfiles, const std::vector<bo
         continue;
       }
       const BlockRef src = it->second;
-      if (fresh || !ctx.same_sectors(src.file, src.block * spb, f, i * spb, spb)) {
+      if (fresh || !ctx.proven_same(src.file, src.block * spb, f, i * spb, spb)) {
         ++i;
         continue;
       }
@@ -199,13 +217,13 @@ void match_blocks(const MatchContext& ctx, uint32_t nfiles, const std::vector<bo
       uint64_t k = 1;
       const uint64_t src_blocks = ctx.size(src.file) / block_size;
       while (i + k < nblocks && src.block + k < src_blocks && fits(k + 1) &&
-             ctx.same_sectors(src.file, (src.block + k) * spb, f, (i + k) * spb, spb))
+             ctx.proven_same(src.file, (src.block + k) * spb, f, (i + k) * spb, spb))
         ++k;
       uint64_t length = k * block_size;
       // Sector extension past the last full block.
       const uint64_t src_off = src.block * block_size, dst_off = i * block_size;
       uint64_t s = 0;
-      while (ctx.same_sectors(src.file, (src_off + length) / ctx.sectorsize() + s, f,
+      while (ctx.proven_same(src.file, (src_off + length) / ctx.sectorsize() + s, f,
                               (dst_off + length) / ctx.sectorsize() + s, 1) &&
              (src.file != f || src_off + length + (s + 1) * ctx.sectorsize() <= dst_off))
         ++s;

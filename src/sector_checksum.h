@@ -27,6 +27,16 @@ class SectorChecksum {
   uint16_t size_;
 };
 
+// True for the crc32c sector sum that proves nothing about the sector's bytes: a sector
+// that starts with a structure ending in its own raw crc32c (seed ~0, no final inversion,
+// little-endian, as ext4 stores its superblock checksum), followed by anything whose CRC
+// keeps the zero state (zero bytes), always sums to 0xffffffff: the CRC of data followed
+// by its CRC is a constant. So every ext4 backup superblock in a disk image, whatever its
+// group number and checksum, has this sum.
+inline bool is_crc32c_residue(std::span<const uint8_t> sum) {
+  return sum.size() == 4 && sum[0] == 0xff && sum[1] == 0xff && sum[2] == 0xff && sum[3] == 0xff;
+}
+
 // CRC-32C (Castagnoli) with the usual ~0 init and final inversion; hardware instruction
 // when the CPU has SSE4.2.
 uint32_t crc32c(std::span<const uint8_t> data, uint32_t crc = 0);

@@ -150,5 +150,42 @@ TEST(DuplicateMatch, LargestGroupsComeFirst) {
   EXPECT_GT(r.groups[0].length, r.groups[1].length);
 }
 
+// 0xffffffff: the crc32c every self-checksummed sector shares (is_crc32c_residue).
+constexpr uint32_t kResidue = 0xffffffffu;
+
+TEST(DuplicateMatch, Crc32cResidueSectorBreaksAPartialRun) {
+  SyntheticFs fs;
+  // Equal sums everywhere, but sector 3's equal sum proves nothing (ext4 backup
+  // superblocks of different groups): no range may cover it.
+  fs.add_file(8 * kSector, {1, 2, 3, kResidue, 5, 6, 7, 8});
+  fs.add_file(10 * kSector, {1, 2, 3, kResidue, 5, 6, 7, 8, 9, 10});
+  const auto r = fs.match();
+  ASSERT_EQ(r.groups.size(), 2u);
+  for (const auto& g : r.groups)
+    for (const auto& m : g.members)
+      EXPECT_TRUE(m.offset + g.length <= 3 * kSector || m.offset >= 4 * kSector)
+          << m.offset << "+" << g.length;
+  // The equal sectors around it are still matched: 3 before, 4 after.
+  EXPECT_EQ(r.groups[0].length + r.groups[1].length, 7 * kSector);
+}
+
+TEST(DuplicateMatch, Crc32cResidueIsOrdinaryForOtherChecksums) {
+  SyntheticFs fs;
+  fs.scan.fs.csum_type = btrfs::CsumType::Xxhash64;  // 4-byte ids stand for its sums here
+  fs.add_file(8 * kSector, {1, 2, 3, kResidue, 5, 6, 7, 8});
+  fs.add_file(10 * kSector, {1, 2, 3, kResidue, 5, 6, 7, 8, 9, 10});
+  const auto r = fs.match();
+  ASSERT_EQ(r.groups.size(), 1u);
+  EXPECT_EQ(r.groups[0].length, 8 * kSector);
+}
+
+TEST(DuplicateMatch, WholeFileDuplicatesWithAResidueSectorStillMatch) {
+  SyntheticFs fs;  // two copies of one disk image: the kernel's compare decides
+  fs.add_file(4 * kSector, {1, kResidue, 3, 4});
+  fs.add_file(4 * kSector, {1, kResidue, 3, 4});
+  const auto r = fs.match();
+  ASSERT_EQ(r.whole_file_groups, 1u);
+}
+
 }  // namespace
 }  // namespace btrdedupe

@@ -52,5 +52,29 @@ TEST(SectorChecksum, OtherAlgorithmsKnownVectors) {
   EXPECT_EQ(sum(btrfs::CsumType::Xxhash64, ""), "99e9d85137db46ef");
 }
 
+// A sector holding a structure that ends in its own raw crc32c (as an ext4 superblock does),
+// then zeros: its sector sum is 0xffffffff whatever the structure holds.
+std::string self_checksummed_sector(uint16_t group) {
+  std::string s(4096, '\0');
+  for (size_t i = 0; i < 1020; ++i) s[i] = static_cast<char>(i * 7 + 3);
+  s[90] = static_cast<char>(group & 0xff);
+  s[91] = static_cast<char>(group >> 8);
+  const uint32_t raw = ~crc32c(bytes(s.substr(0, 1020)));  // seed ~0, no final inversion
+  for (int i = 0; i < 4; ++i) s[1020 + i] = static_cast<char>(raw >> (8 * i));
+  return s;
+}
+
+TEST(SectorChecksum, SectorsEndingInTheirOwnCrcShareOneSum) {
+  const std::string a = self_checksummed_sector(7), b = self_checksummed_sector(9);
+  ASSERT_NE(a, b);
+  EXPECT_EQ(sum(btrfs::CsumType::Crc32c, a), "ffffffff");
+  EXPECT_EQ(sum(btrfs::CsumType::Crc32c, b), "ffffffff");
+  const uint8_t residue[4] = {0xff, 0xff, 0xff, 0xff}, other[4] = {0xff, 0xff, 0xff, 0xfe};
+  EXPECT_TRUE(is_crc32c_residue(residue));
+  EXPECT_FALSE(is_crc32c_residue(other));
+  // Not a property of the other algorithms.
+  EXPECT_NE(sum(btrfs::CsumType::Xxhash64, a), sum(btrfs::CsumType::Xxhash64, b));
+}
+
 }  // namespace
 }  // namespace btrdedupe
