@@ -26,6 +26,16 @@ TEST(FreedSpace, AWholeFileDestinationFreesItsExtent) {
   EXPECT_EQ(f.extents, 1u);
 }
 
+// A file's last extent ends on a sector boundary past EOF; the range to EOF covers it.
+TEST(FreedSpace, ARangeToAnUnalignedEofCoversTheLastExtent) {
+  SyntheticFs fs;
+  fs.add_file(3 * kSector - 100, seq(1, 3));
+  fs.add_file(3 * kSector - 100, seq(1, 3));
+  const auto f = predicted_freed(planned_extents(fs));
+  EXPECT_EQ(f.bytes, 3 * kSector);
+  EXPECT_EQ(f.extents, 1u);
+}
+
 // Sharing part of an extent leaves the rest referenced: the whole extent stays allocated.
 TEST(FreedSpace, APartlySharedExtentIsNotFreed) {
   SyntheticFs fs;
