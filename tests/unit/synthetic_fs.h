@@ -39,11 +39,13 @@ class SyntheticFs {
     for (size_t i = 0; i < content.size(); ++i) std::memcpy(&sums[i * 4], &content[i], 4);
     std::ranges::fill(fp.files.known(f), uint8_t{1});
     if (share_with >= 0) {
-      for (auto e : scan.extents)
-        if (e.file == static_cast<uint32_t>(share_with)) {
-          e.file = f;
-          scan.extents.push_back(e);
-        }
+      // By index: push_back may move the vector (a range-for would read freed memory).
+      for (size_t i = 0, n = scan.extents.size(); i < n; ++i) {
+        FileExtent e = scan.extents[i];
+        if (e.file != static_cast<uint32_t>(share_with)) continue;
+        e.file = f;
+        scan.extents.push_back(e);
+      }
       return f;
     }
     if (extents.empty()) extents = {content.size()};
