@@ -206,6 +206,13 @@ void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExten
   r.freed.add(*freed);
 }
 
+// The space of the scanned extents after the run: what was allocated less what is gone
+// (an extent no scanned file references any more counts until it is freed). Once the
+// confirmation's per-window or whole figures are in.
+void settle_allocated_after(FilesystemReport& r) {
+  r.after.allocated_bytes = r.before.allocated_bytes - std::min(r.freed.bytes, r.before.allocated_bytes);
+}
+
 // Runs the plan's rounds with the job's workers.
 DedupeStats dedupe_planned(const ScanResult& scan, const DedupePlan& plan, const JobOptions& o,
                            ProgressSink* progress, FilesystemReport& r) {
@@ -325,7 +332,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   }
   r.after = summarize_sharing(after->extents, nullptr, &after->files);
   measure_freed_space(*after, extents, r);
-  r.after.allocated_bytes = r.before.allocated_bytes - std::min(r.freed.bytes, r.before.allocated_bytes);
+  settle_allocated_after(r);
   const auto usage_after = subvolume_usage(*after);
   free_storage(after->extents);
   release_free_heap();
@@ -479,7 +486,7 @@ void run_windowed(CatalogSession& session, const ScanResult& base, const JobOpti
                                       r.dedupe.bytes_by_subvolume,
                                       all ? *all : std::vector<btrfs::Subvolume>{});
   add_freed_by_subvolume(r);
-  r.after.allocated_bytes = r.before.allocated_bytes - std::min(r.freed.bytes, r.before.allocated_bytes);
+  settle_allocated_after(r);
   if (r.error.empty()) record_in_catalog(&session, base, o.dedupe ? &base : nullptr, r);
 }
 

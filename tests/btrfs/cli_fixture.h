@@ -1,6 +1,8 @@
 // The btrdedupe binary run as users and scripts run it, on a test's own btrfs image.
 #pragma once
 
+#include <cstdint>
+#include <regex>
 #include <string>
 
 #include "support/btrfs_image.h"
@@ -24,6 +26,16 @@ class CliTest : public BtrfsTest {
     *err = read_file(e);
     sh("rm -f " + shell_quote(o) + " " + shell_quote(e));
     return r.exit_code;
+  }
+  // Data used, in bytes, by `btrfs filesystem df` after a filesystem sync: what a
+  // dedupe's freed space must match.
+  uint64_t data_used() {
+    const std::string df = sh("btrfs filesystem sync " + shell_quote(path("")) +
+                              " >/dev/null && btrfs filesystem df -b " + shell_quote(path("")));
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(df, m, std::regex("Data, [^:]*: total=[0-9]+, used=([0-9]+)")))
+        << df;
+    return m.empty() ? 0 : std::stoull(m[1]);
   }
   bool shared(const std::string& rel) {
     return sh("filefrag -v " + shell_quote(path(rel))).find("shared") != std::string::npos;

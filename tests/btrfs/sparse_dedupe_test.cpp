@@ -44,15 +44,6 @@ class SparseDedupeTest : public CliTest {
     sh("rm -rf " + shell_quote("/tmp/btrdedupe-sparse-test-" + std::to_string(::getpid())));
     CliTest::TearDown();
   }
-  // Data used, in bytes, by `btrfs filesystem df` after a filesystem sync.
-  uint64_t data_used() {
-    const std::string df = sh("btrfs filesystem sync " + shell_quote(path("")) +
-                              " >/dev/null && btrfs filesystem df -b " + shell_quote(path("")));
-    std::smatch m;
-    EXPECT_TRUE(std::regex_search(df, m, std::regex("Data, [^:]*: total=[0-9]+, used=([0-9]+)")))
-        << df;
-    return m.empty() ? 0 : std::stoull(m[1]);
-  }
   // Every extent line of `filefrag -v` of d/<name> says "shared".
   bool all_data_shared(const std::string& name) {
     std::istringstream lines(sh("filefrag -v " + shell_quote(path("d/" + name))));
