@@ -27,19 +27,6 @@ bool same_state(const CatalogFile& row, const btrfs::InodeItem& item) {
          row.mtime_ns == item.mtime.sec * 1000000000LL + item.mtime.nsec;
 }
 
-bool same_layout(const InodeState& a, const InodeState& b) {
-  if (a.item.size != b.item.size || a.item.nodatasum() != b.item.nodatasum() ||
-      a.extents.size() != b.extents.size())
-    return false;
-  for (size_t i = 0; i < a.extents.size(); ++i) {
-    const FileExtent &x = a.extents[i], &y = b.extents[i];
-    if (x.file_offset != y.file_offset || x.length != y.length ||
-        x.disk_bytenr != y.disk_bytenr || x.extent_offset != y.extent_offset)
-      return false;
-  }
-  return true;
-}
-
 // The scanned read-only snapshots of each scanned subvolume: a full scan folds their
 // files into the original's (ScannedFile::readonly_alias), which keeps that file a source.
 std::unordered_map<uint64_t, std::vector<uint64_t>> readonly_snapshots(const ScanResult& scan) {
@@ -97,8 +84,8 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::start_windows(
     btrfs::Result<std::unique_ptr<IncrementalScan>> scan, ScanResult base) {
   if (!scan) return scan.error();
   // Rows of an earlier run would need a merge against the whole scan (stale rows, changed
-  // files): such a run scans whole. So do read-only snapshots folded into their originals.
-  if (!*scan || !may_take_windows() || !(*scan)->windows_allowed(base))
+  // files): such a run scans whole.
+  if (!*scan || !may_take_windows())
     return std::optional<ScanResult>{};
   // A run that matches every file again writes every row again: the old ones go first, in
   // the run's transaction (a run that fails leaves them as they were).

@@ -73,7 +73,8 @@ class CatalogSession {
   // follows the window, not the tree). Each window's files are fingerprinted, their rows
   // written at once, and the files of earlier windows they may duplicate are looked up in
   // the catalog and read from the tree, as an incremental run does with changed files.
-  // Possible when may_take_windows() and no read-only snapshot is scanned with folding. The result is the run's base (roots,
+  // Possible when may_take_windows(); read-only snapshots fold by inode identity
+  // (IncrementalScan::read_window). The result is the run's base (roots,
   // filesystem, subvolumes, no file); nullopt: the run must scan whole.
   btrfs::Result<std::optional<ScanResult>> windowed_scan(const std::vector<std::string>& roots,
                                                         const ScanOptions& options);

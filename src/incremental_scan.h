@@ -9,12 +9,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "btrfs/fd.h"
 #include "btrfs/result.h"
 #include "src/inode_lookup.h"
+#include "src/snapshot_family.h"
 #include "src/tree_scan.h"
 
 namespace btrdedupe {
@@ -67,17 +69,15 @@ class IncrementalScan {
   // whole): reads the subvolume trees of the places sequentially from where the last window
   // stopped and adds the files the full scan would have (as add() does) until `out` holds
   // `max_files` files. False when every tree was read to its end.
-  // Read-only snapshot files are not folded here: a windowed run is only made when no
-  // read-only subvolume is scanned with folding (see windows_allowed()).
+  // A read-only snapshot's file that is still the file of the same inode in its origin
+  // (or in an earlier snapshot of it) folds into that one (src/snapshot_family.h), so the
+  // windows of a backup pool hold its distinct files, not every snapshot's copy.
   btrfs::Result<bool> read_window(ScanResult& out, size_t max_files);
   // How far read_window() has read the trees, 0..1: whole subvolumes done plus the share of
   // the current one's inode numbers passed (its highest found once by a bisection of
   // single-item probes). An estimate for progress lines: inode numbers are not spread
   // evenly over files, so it is only as good as that.
   double read_fraction();
-  // Whether a full scan of the places may be read in windows: no scanned subvolume is a
-  // read-only one whose files the full scan would fold.
-  bool windows_allowed(const ScanResult& out) const;
   int fd() const { return fd_.get(); }
   // Whether read-only snapshot files fold into their originals (ScanOptions).
   bool folds_readonly_aliases() const { return options_.fold_readonly_aliases; }
@@ -103,6 +103,12 @@ class IncrementalScan {
                                  const std::vector<btrfs::Subvolume>& all, ScanResult& out);
   btrfs::Result<Outcome> place(ScanResult* out, uint64_t subvolume, uint64_t inode,
                                const InodeState& state);
+  // read_window()'s steps for one chunk of a subvolume's regular files, in inode order.
+  using Chunk = std::vector<std::pair<uint64_t, InodeState>>;
+  btrfs::Result<void> add_chunk(ScanResult& out, uint64_t subvolume, Chunk& chunk);
+  btrfs::Result<void> fold_chunk(ScanResult& out, uint64_t subvolume, const Chunk& chunk,
+                                 std::vector<bool>& folded);
+  btrfs::Result<void> mark_aliases(ScanResult& out, uint64_t subvolume, const Chunk& chunk);
 
   btrfs::Fd fd_;
   ScanOptions options_;
@@ -117,6 +123,9 @@ class IncrementalScan {
   size_t window_place_ = 0;
   uint64_t window_next_ = 0;
   std::map<uint64_t, uint64_t> highest_inode_;  // by subvolume, for read_fraction()
+  std::optional<SnapshotFamily> family_;        // of the window's subvolumes, once read
+  static constexpr uint32_t kNotAdded = UINT32_MAX;
+  std::vector<uint32_t> chunk_files_;  // file index in the window of each chunk entry
 };
 
 // Reads the files of `scan` again with targeted searches (same files, same order; one

@@ -232,4 +232,17 @@ btrfs::Result<std::vector<uint64_t>> SubvolumeInodes::children(uint64_t dir) {
   return out;
 }
 
+bool same_layout(const InodeState& a, const InodeState& b) {
+  if (a.item.size != b.item.size || a.item.nodatasum() != b.item.nodatasum() ||
+      a.extents.size() != b.extents.size())
+    return false;
+  for (size_t i = 0; i < a.extents.size(); ++i) {
+    const FileExtent &x = a.extents[i], &y = b.extents[i];
+    if (x.file_offset != y.file_offset || x.length != y.length ||
+        x.disk_bytenr != y.disk_bytenr || x.extent_offset != y.extent_offset)
+      return false;
+  }
+  return true;
+}
+
 }  // namespace btrdedupe

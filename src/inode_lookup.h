@@ -30,6 +30,10 @@ struct InodeState {
 // to `state`; true when it was the INODE_ITEM. Other items are ignored.
 btrfs::Result<bool> add_inode_item(const btrfs::TreeItem& item, InodeState& state);
 
+// Whether two inodes map the same extents at the same offsets (same size, same data-sum
+// flag): a snapshot's file that is still its origin's, or a file since changed.
+bool same_layout(const InodeState& a, const InodeState& b);
+
 class SubvolumeInodes {
  public:
   // fd: any fd on the filesystem.

@@ -241,20 +241,69 @@ TEST_F(WindowedRunTest, TemporaryCatalogIsRemoved) {
   std::filesystem::remove_all(tmp);
 }
 
-// Read-only snapshots fold into their originals in a whole scan; a windowed read does not
-// fold, so such a run is read whole whatever -B says.
-TEST_F(WindowedRunTest, ReadOnlySnapshotsAreReadWhole) {
-  sh("cd " + shell_quote(path("")) + " && btrfs -q subvolume create sv && cp -r --reflink=never"
-     " tree/c1 sv/ && btrfs -q subvolume snapshot -r sv sv/snap && sync");
+// A backup pool: a subvolume with read-only snapshots taken between edits, and tonight's
+// unshared copy. Windows fold each snapshot's files that are still the origin's (or an
+// earlier snapshot's) as a whole scan folds them, and dedupe tonight's copy fully.
+TEST_F(WindowedRunTest, BackupPoolWithReadOnlySnapshotsIsReadInWindows) {
+  const std::string pool = shell_quote(path(""));
+  sh("cd " + pool + " && btrfs -q subvolume create sv && cp -r --reflink=never tree/c1 sv/"
+     " && btrfs -q subvolume snapshot -r sv sv/snap1"
+     " && head -c 70000 /dev/urandom >> sv/c1/d1/f1 && rm sv/c1/d2/f2"
+     " && btrfs -q subvolume snapshot -r sv sv/snap2"
+     " && cp -r --reflink=never tree/c1 sv/tonight && sync");
+  auto snapshot_state = [&] {
+    return run_command("cd " + pool + " && for s in snap1 snap2; do btrfs subvolume show sv/$s"
+                       " | grep -E 'Generation|Gen at creation'; (cd sv/$s && find . -type f"
+                       " -exec md5sum {} + | sort -k2; find c1 -exec stat -c '%n %Y' {} + | sort);"
+                       " done").output;
+  };
+  const std::string snapshots_before = snapshot_state();
   JobOptions o;
   o.paths = {path("sv")};
   o.recursive = true;
+  const auto whole = run(o);
+  ASSERT_FALSE(whole.filesystems.empty());
+  const auto& w = whole.filesystems[0];
+  ASSERT_EQ(w.windows, 0u);
+  // snap1 keeps c1/d1/f1 as it was and d2/f2; every other snapshot file is sv's.
+  EXPECT_EQ(w.passed_over.readonly_aliases, 2u * 13 - 2 - 1);
+
+  // Past the automatic limit (lowered here) the run takes windows: it is no longer refused.
+  o.whole_run_files = 10;
+  const auto automatic = run(o);
+  ASSERT_FALSE(automatic.filesystems.empty());
+  EXPECT_GT(automatic.filesystems[0].windows, 0u);
+  EXPECT_EQ(automatic.filesystems[0].files, w.files);
+  EXPECT_EQ(automatic.filesystems[0].passed_over.readonly_aliases, w.passed_over.readonly_aliases);
+  EXPECT_EQ(automatic.exit_code(), 0);
+
   o.dedupe = true;
-  o.window_files = 3;
-  const auto r = run(o);
-  ASSERT_FALSE(r.filesystems.empty());
-  EXPECT_EQ(r.filesystems[0].windows, 0u);
-  EXPECT_GT(r.filesystems[0].passed_over.readonly_aliases, 0u);
+  o.window_files = 4;
+  const auto windowed = run(o);
+  ASSERT_FALSE(windowed.filesystems.empty());
+  const auto& r = windowed.filesystems[0];
+  EXPECT_GT(r.windows, 1u);
+  EXPECT_EQ(r.files, w.files);
+  EXPECT_EQ(r.passed_over.readonly_aliases, w.passed_over.readonly_aliases);
+  EXPECT_EQ(r.dedupe.ranges_differ + r.dedupe.ranges_changed + r.dedupe.ranges_failed, 0u);
+  EXPECT_EQ(windowed.exit_code(), 0);
+  EXPECT_GT(r.freed.bytes, 0u);
+
+  // Tonight's copy shares all its data; nothing is left to do; no snapshot changed.
+  sh("btrfs filesystem sync " + pool);
+  const auto du = run_command("btrfs filesystem du -s --raw " + shell_quote(path("sv/tonight")) +
+                              " | tail -1 | awk '{print $2}'");
+  EXPECT_EQ(du.output, "0\n");
+  o.dedupe = false;
+  o.window_files = 0;
+  o.whole_run_files = kWholeRunFiles;
+  const auto after = run(o);
+  ASSERT_FALSE(after.filesystems.empty());
+  EXPECT_EQ(after.filesystems[0].planned_bytes, 0u);
+  // snap1's two files of its own now have tonight's layout too: a whole scan's layout index
+  // folds them as well (windows fold by inode only).
+  EXPECT_EQ(after.filesystems[0].passed_over.readonly_aliases, w.passed_over.readonly_aliases + 2);
+  EXPECT_EQ(snapshot_state(), snapshots_before);
 }
 
 }  // namespace
