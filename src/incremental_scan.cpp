@@ -234,6 +234,8 @@ btrfs::Result<void> IncrementalScan::add_chunk(
     auto added = place(&out, subvolume, chunk[i].first, chunk[i].second);
     if (!added) return added.error();
     if (*added == Outcome::Added) chunk_files_[i] = static_cast<uint32_t>(out.files.size() - 1);
+    // Inline, hole-only and prealloc-only files count as the whole scan counts them.
+    if (*added == Outcome::NoData) out.passed_over.add(chunk[i].second.passed_over);
   }
   return mark_aliases(out, subvolume, chunk);
 }
@@ -250,7 +252,10 @@ btrfs::Result<void> IncrementalScan::fold_chunk(
     if (!chunk[i].second.extents.empty()) continue;
     auto outcome = check(subvolume, chunk[i].second);
     if (!outcome) return outcome.error();
-    if (*outcome == Outcome::NoData) folded[i] = true, ++out.passed_over.readonly_aliases;
+    if (*outcome != Outcome::NoData) continue;
+    folded[i] = true;
+    ++out.passed_over.readonly_aliases;
+    out.passed_over.add(chunk[i].second.passed_over);
   }
   for (uint64_t twin : into) {
     std::vector<uint64_t> open;  // inodes not folded yet, ascending as the chunk is

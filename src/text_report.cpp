@@ -61,8 +61,9 @@ class Printer {
                    roots.c_str(), ull(r.subvolumes), ull(r.files), ull(r.extents),
                    ull(r.tree_items), ull(r.tree_searches), r.seconds.scan);
       if (r.windows)
-        std::fprintf(out_, "  read, matched and deduped in %llu windows of files (-B)\n",
-                     ull(r.windows));
+        std::fprintf(out_, "  read, matched and deduped in %llu windows of %llu files%s\n",
+                     ull(r.windows), ull(job.window_files ? job.window_files : kWindowFiles),
+                     job.window_files ? " (-B)" : " (more files than a whole run holds)");
       std::fprintf(out_, "  data in regular extents: %s logical, %s distinct, %s allocated on disk "
                    "in %llu extents\n",
                    size(r.before.logical_bytes).c_str(), size(r.before.unique_bytes).c_str(),
