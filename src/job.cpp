@@ -16,23 +16,13 @@
 #include "src/dedupe_plan.h"
 #include "src/duplicate_match.h"
 #include "src/heap_release.h"
-#include "src/io_threads.h"
+#include "src/run_stages.h"
 #include "src/scanned_file.h"
 #include "src/subvolume_report.h"
 #include "src/subvolume_selection.h"
 
 namespace btrdedupe {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-void report_progress(ProgressSink* sink, const char* phase, uint64_t done, uint64_t total) {
-  if (sink) sink->progress(phase, done, total);
-}
 
 btrfs::Result<ScanResult> scan_roots(const std::vector<std::string>& roots,
                                      const ScanOptions& options) {
@@ -45,50 +35,6 @@ btrfs::Result<ScanResult> scan_roots(const std::vector<std::string>& roots,
   return merge_scans(std::move(scans));
 }
 
-std::vector<GroupListing> list_groups(const ScanResult& scan, const MatchResult& m,
-                                      const DedupePlan& plan) {
-  std::vector<GroupListing> out;
-  for (const auto& g : m.groups) {
-    GroupListing l;
-    l.length = g.length;
-    l.whole_file = g.whole_file;
-    for (const auto& mem : g.members)
-      l.members.push_back({file_path(scan, scan.files[mem.file]), mem.offset, mem.layout});
-    out.push_back(std::move(l));
-  }
-  // Roles from the plan: a group's rounds share its source and destinations.
-  for (const auto& round : plan.rounds) {
-    if (round.group >= out.size()) continue;
-    const auto& g = m.groups[round.group];
-    auto& members = out[round.group].members;
-    for (size_t i = 0; i < g.members.size(); ++i) {
-      if (g.members[i].file == round.source.file) members[i].source = true;
-      for (const auto& d : round.destinations)
-        if (g.members[i].file == d.file) members[i].destination = true;
-    }
-  }
-  return out;
-}
-
-// Records the run in the hashfile, when there is one; a failure to do so is the run's error.
-void record_in_catalog(CatalogSession* catalog, const ScanResult& scan, const ScanResult* after,
-                       FilesystemReport& r) {
-  if (!catalog) return;
-  RunRecord run;
-  run.started = r.started;
-  run.finished = static_cast<int64_t>(std::time(nullptr));
-  for (const auto& root : r.roots) run.roots += (run.roots.empty() ? "" : "\n") + root;
-  run.files = r.files;
-  run.bytes_read = r.fingerprints.bytes_read;
-  run.bytes_deduped = r.dedupe.bytes_deduped;
-  const auto eagain = r.dedupe.errors_by_code.find(EAGAIN);
-  run.complete = r.deduped && !r.dedupe.stopped && !r.dedupe.no_space &&
-                 r.dedupe.ranges_not_tried == 0 &&
-                 (eagain == r.dedupe.errors_by_code.end() || eagain->second == 0);
-  if (auto ok = catalog->record(scan, after, run); !ok && r.error.empty())
-    r.error = ok.error().message();
-}
-
 // With --subvol or --all-subvols: exactly these subvolumes, read as one scan (again to confirm).
 struct FlatScan {
   std::string fs_path;
@@ -97,15 +43,6 @@ struct FlatScan {
     return scan_subvolumes(fs_path, subvolumes, options);
   }
 };
-
-void add_freed_by_subvolume(FilesystemReport& r) {
-  for (auto& s : r.per_subvolume) {
-    const auto f = r.freed.by_subvolume.find(s.id);
-    const auto w = r.would_free.by_subvolume.find(s.id);
-    if (f != r.freed.by_subvolume.end()) s.freed_bytes = f->second;
-    if (w != r.would_free.by_subvolume.end()) s.would_free_bytes = w->second;
-  }
-}
 
 // Per-subvolume figures of the run (after: from the confirmation scan, when there was a
 // dedupe).
@@ -117,120 +54,6 @@ void fill_per_subvolume(const ScanResult& scan, const std::map<uint64_t, Subvolu
                                       r.dedupe.bytes_by_subvolume,
                                       all ? *all : std::vector<btrfs::Subvolume>{});
   add_freed_by_subvolume(r);
-}
-
-struct PlannedWork {
-  DedupePlan plan;
-  std::map<uint64_t, uint64_t> planned;  // bytes by destination subvolume
-  std::vector<PhysicalExtent> extents;   // that its destination ranges reference
-};
-
-// Matches the fingerprinted files of `scan` (and frees their sums), plans the rounds, and
-// adds the figures to `r`. `earlier`: PlanOptions::earlier (a window of a windowed run).
-PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const JobOptions& o,
-                           const std::vector<bool>* earlier, ProgressSink* progress,
-                           FilesystemReport& r) {
-  report_progress(progress, "match", 0, 0);
-  MatchOptions mo;
-  mo.block_size = o.block_size;
-  mo.partial = o.partial;
-  auto matches = find_duplicates(scan, fp, mo);
-  fp.files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
-  if (earlier) {
-    // Groups of earlier windows' files only were found (and planned) in their own window.
-    std::erase_if(matches.groups, [&](const DuplicateGroup& g) {
-      return std::all_of(g.members.begin(), g.members.end(),
-                         [&](const GroupMember& m) { return (*earlier)[m.file]; });
-    });
-    // A group with two earlier members grows a group an earlier window counted already.
-    matches.whole_file_groups = matches.partial_groups = 0;
-    for (const auto& g : matches.groups) {
-      const auto earlier_members = std::count_if(g.members.begin(), g.members.end(),
-                                                 [&](const GroupMember& m) { return (*earlier)[m.file]; });
-      if (earlier_members > 1) continue;
-      ++(g.whole_file ? matches.whole_file_groups : matches.partial_groups);
-    }
-  }
-  PlanOptions po;
-  po.dedupe_readonly = o.dedupe_readonly;
-  po.earlier = earlier;
-  po.most_valuable_first = o.most_valuable_first;
-  PlannedWork work;
-  work.plan = plan_rounds(scan, matches, po);
-  work.planned = planned_bytes_by_subvolume(scan, work.plan);
-  work.extents = destination_extents(scan, work.plan);
-  r.would_free.add(predicted_freed(work.extents));
-  r.whole_file_groups += matches.whole_file_groups;
-  r.partial_groups += matches.partial_groups;
-  r.planned_bytes += work.plan.planned_bytes;
-  r.planned_rounds += work.plan.rounds.size();
-  r.readonly_ranges_left += work.plan.readonly_members_skipped;
-  if (o.list_groups)
-    if (auto ok = r.groups.add(list_groups(scan, matches, work.plan)); !ok && r.error.empty())
-      r.error = ok.error().message();
-  matches.groups.clear();  // the plan holds what dedupe needs
-  matches.groups.shrink_to_fit();
-  release_free_heap();
-  return work;
-}
-
-// What each group of a time-boxed run's plan shares, and what a stop left of it.
-void list_work(const ScanResult& scan, const DedupePlan& plan,
-               const std::vector<uint8_t>& started, std::vector<GroupWork>& out) {
-  std::map<uint32_t, size_t> entry;                // group -> index in out
-  std::map<uint32_t, std::set<uint32_t>> targets;  // group -> destination files
-  for (size_t i = 0; i < plan.rounds.size(); ++i) {
-    const auto& round = plan.rounds[i];
-    auto [it, fresh] = entry.emplace(round.group, out.size());
-    if (fresh) out.push_back({file_path(scan, scan.files[round.source.file]), 0, 0, 0});
-    GroupWork& g = out[it->second];
-    const uint64_t bytes = round.length * round.destinations.size();
-    g.bytes += bytes;
-    if (i >= started.size() || !started[i]) g.bytes_left += bytes;
-    for (const auto& d : round.destinations) targets[round.group].insert(d.file);
-  }
-  for (const auto& [group, index] : entry) out[index].destinations = targets[group].size();
-}
-
-// After a dedupe: the destination extents the extent tree no longer holds, once the
-// transaction committed. A failure to look is the run's error; the dedupe stands.
-void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
-                         FilesystemReport& r) {
-  auto fd = btrfs::Fd::open(scan.roots.front().path, O_RDONLY | O_NONBLOCK);
-  if (fd) ::syncfs(fd->get());
-  auto freed = fd ? measure_freed(fd->get(), extents) : btrfs::Result<FreedSpace>(fd.error());
-  if (!freed) {
-    if (r.error.empty()) r.error = "reading the extent tree after dedupe: " + freed.error().message();
-    return;
-  }
-  r.freed.add(*freed);
-}
-
-// The space of the scanned extents after the run: what was allocated less what is gone
-// (an extent no scanned file references any more counts until it is freed). Once the
-// confirmation's per-window or whole figures are in.
-void settle_allocated_after(FilesystemReport& r) {
-  r.after.allocated_bytes = r.before.allocated_bytes - std::min(r.freed.bytes, r.before.allocated_bytes);
-}
-
-// Runs the plan's rounds with the job's workers.
-DedupeStats dedupe_planned(const ScanResult& scan, const DedupePlan& plan, const JobOptions& o,
-                           ProgressSink* progress, FilesystemReport& r) {
-  DedupeOptions dopt;
-  dopt.io_threads = o.io_threads ? o.io_threads : default_io_threads(r.roots.front());
-  r.io_threads = dopt.io_threads;
-  dopt.prefetch = o.prefetch;
-  dopt.stop = o.stop;
-  report_progress(progress, "dedupe", 0, plan.planned_bytes);
-  if (progress)
-    dopt.on_progress = [&](uint64_t done) { progress->progress("dedupe", done, plan.planned_bytes); };
-  dopt.scan_started = r.started_at;
-  std::vector<uint8_t> started;
-  if (o.most_valuable_first) dopt.round_started = &started;
-  auto stats = run_dedupe(scan, plan, dopt);
-  r.deduped = true;
-  if (o.most_valuable_first) list_work(scan, plan, started, r.work);
-  return stats;
 }
 
 void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& scan_options,
