@@ -1,7 +1,5 @@
 #include "src/job.h"
 
-#include <fcntl.h>
-
 #include <cerrno>
 #include <ctime>
 #include <map>
@@ -10,94 +8,12 @@
 
 #include "src/catalog_session.h"
 #include "src/filesystem_run.h"
+#include "src/job_selection.h"
 #include "src/run_stages.h"
 #include "src/subvolume_selection.h"
 #include "src/windowed_run.h"
 
 namespace btrdedupe {
-namespace {
-
-// Resolves o.subvolumes on the filesystem of the paths (subvolume options work on one) and
-// rewrites its words as ids, so a hashfile's scope names the subvolumes however they were
-// given. Errors go to report.path_errors; nullopt: nothing can run.
-std::optional<ResolvedSelection> select_subvolumes(JobOptions& o, JobReport& report) {
-  if (o.paths.empty()) {
-    report.path_errors.push_back("subvolume options need a PATH on the filesystem");
-    return std::nullopt;
-  }
-  std::string fsid;
-  for (const auto& p : o.paths) {
-    auto fd = btrfs::Fd::open(p, O_RDONLY | O_NONBLOCK);
-    if (!fd) {
-      report.path_errors.push_back(fd.error().message());
-      return std::nullopt;
-    }
-    auto ok = btrfs::check_is_btrfs(fd->get(), p);
-    auto info = ok ? btrfs::read_fs_info(fd->get()) : btrfs::Result<btrfs::FsInfo>(ok.error());
-    if (!info) {
-      report.path_errors.push_back(info.error().message());
-      return std::nullopt;
-    }
-    if (fsid.empty()) fsid = info->fsid_string();
-    if (fsid != info->fsid_string()) {
-      report.path_errors.push_back("--subvol, --exclude-subvol and --all-subvols work on one "
-                                   "filesystem: " + p + " is not on the filesystem of " +
-                                   o.paths.front());
-      return std::nullopt;
-    }
-  }
-  auto r = resolve_selection(o.paths.front(), o.subvolumes);
-  if (!r) {
-    report.path_errors.push_back(r.error().message());
-    return std::nullopt;
-  }
-  o.subvolumes.include.clear();
-  for (uint64_t id : r->included) o.subvolumes.include.push_back(std::to_string(id));
-  o.subvolumes.exclude.clear();
-  for (uint64_t id : r->excluded) o.subvolumes.exclude.push_back(std::to_string(id));
-  report.path_errors.insert(report.path_errors.end(), r->errors.begin(), r->errors.end());
-  report.notes.insert(report.notes.end(), r->notes.begin(), r->notes.end());
-  return std::move(*r);
-}
-
-}  // namespace
-
-namespace {
-// Refusals that say what the file is (nodatacow pair, immutable, swapfile, busy with a send),
-// not that something broke: the range is skipped and the run goes on (exit code 3).
-bool refused_for_what_the_file_is(int code) {
-  return code == EINVAL || code == EPERM || code == ETXTBSY || code == EAGAIN || code == EROFS ||
-         code == EXDEV;
-}
-}  // namespace
-
-int JobReport::exit_code() const {
-  if (!path_errors.empty()) return 1;
-  bool skipped = false;
-  for (const auto& fs : filesystems) {
-    if (!fs.error.empty() || fs.fingerprints.read_errors) return 1;
-    for (const auto& [code, ranges] : fs.dedupe.errors_by_code)
-      if (ranges && !refused_for_what_the_file_is(code)) return 1;
-    if (fs.dedupe.ranges_failed || fs.dedupe.ranges_changed || fs.dedupe.ranges_differ)
-      skipped = true;
-  }
-  return skipped ? 3 : 0;
-}
-
-int64_t JobReport::duperemove_net_change() const {
-  int64_t net = 0;
-  for (const auto& fs : filesystems)
-    net += static_cast<int64_t>(fs.after.in_shared_extents) -
-           static_cast<int64_t>(fs.before.in_shared_extents);
-  return net;
-}
-
-int64_t JobReport::net_shared_change() const {
-  int64_t net = 0;
-  for (const auto& fs : filesystems)
-    net += static_cast<int64_t>(fs.after.shared_bytes) - static_cast<int64_t>(fs.before.shared_bytes);
-  return net;
-}
 
 JobReport run_job(const JobOptions& options, ProgressSink* progress) {
   JobReport report;
