@@ -2,218 +2,266 @@
 
 #include <cerrno>
 #include <ctime>
-#include <map>
 #include <memory>
 #include <optional>
 
 #include "src/catalog_session.h"
 #include "src/filesystem_run.h"
 #include "src/job_selection.h"
+#include "src/path_scans.h"
+#include "src/run_mode.h"
 #include "src/run_stages.h"
 #include "src/subvolume_selection.h"
 #include "src/windowed_run.h"
 
 namespace btrdedupe {
+namespace {
 
-JobReport run_job(const JobOptions& options, ProgressSink* progress) {
-  JobReport report;
-  JobOptions o = options;
-  struct timespec now {};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  const btrfs::Timespec started_at{now.tv_sec, static_cast<uint32_t>(now.tv_nsec)};
-  const int64_t started = started_at.sec;
-  std::unique_ptr<CatalogSession> catalog;
-  if (!o.hashfile.empty()) {
-    // The catalog first: a replay takes its paths from it, and an unchanged tree is not read.
-    auto session = CatalogSession::open(o);
+// One call of run_job: the options as resolved (a replay's from the hashfile, a
+// selection's as ids), the catalog, and the report the ways of reading fill.
+class Job {
+ public:
+  Job(const JobOptions& options, ProgressSink* progress) : o_(options), progress_(progress) {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    started_at_ = {now.tv_sec, static_cast<uint32_t>(now.tv_nsec)};
+  }
+
+  // The story of a run: what it has to go on, then the ways to read the trees in order of
+  // preference (next_run_mode), each tried until one reads them or ends the run.
+  void run() {
+    if (!open_catalog() || !select()) return;
+    RunFacts facts;
+    facts.catalog = catalog_ != nullptr;
+    if (catalog_) {
+      const auto unchanged = unchanged_since_last_run();
+      if (!unchanged) return;
+      facts.unchanged = *unchanged;
+    }
+    scan_options_ = scan_options();
+    facts.nothing_selected = flat() && selection_->roots.empty();
+    facts.windows_requested = o_.window_files != 0;
+    // With a hashfile, asked once its incremental scan declined: of its rows as they stand then.
+    facts.may_take_windows = !catalog_;
+    for (;;) {
+      switch (next_run_mode(facts)) {
+        case RunMode::Unchanged:
+          return record_unchanged();
+        case RunMode::Incremental:
+          if (run_incremental()) return;
+          facts.incremental_declined = true;
+          facts.may_take_windows = catalog_->may_take_windows();
+          break;
+        case RunMode::NothingSelected:
+          report_.path_errors.push_back("no subvolume left to scan on the filesystem of " +
+                                        o_.paths.front());
+          return;
+        case RunMode::Windows:
+          if (run_windows()) return;
+          facts.windows_declined = true;
+          break;
+        case RunMode::WholeCapped:
+          scan_options_.max_files = o_.whole_run_files;
+          if (run_whole()) return;
+          facts.too_many_files = true;
+          break;
+        case RunMode::Whole:
+          scan_options_.max_files = 0;  // from the start, and never too many files
+          run_whole();
+          return;
+      }
+    }
+  }
+
+  JobReport finish() && {
+    report_.options = o_;  // as run
+    return std::move(report_);
+  }
+
+ private:
+  // The catalog first: a replay takes its paths from it, and an unchanged tree is not read.
+  bool open_catalog() {
+    if (o_.hashfile.empty()) return true;
+    auto session = CatalogSession::open(o_);
     if (!session) {
-      report.path_errors.push_back(session.error().message());
-      report.options = o;
-      return report;
+      report_.path_errors.push_back(session.error().message());
+      return false;
     }
-    catalog = std::move(*session);
+    catalog_ = std::move(*session);
+    return true;
   }
-  std::optional<ResolvedSelection> selection;
-  if (!o.subvolumes.empty()) {
-    selection = select_subvolumes(o, report);
-    if (!selection) {
-      report.options = o;
-      return report;
-    }
+
+  bool select() {
+    if (o_.subvolumes.empty()) return true;
+    selection_ = select_subvolumes(o_, report_);
+    return selection_.has_value();
   }
-  if (catalog) {
+
+  bool flat() const { return selection_ && o_.subvolumes.flat(); }
+
+  // nullopt: the hashfile could not tell (a path error).
+  std::optional<bool> unchanged_since_last_run() {
     std::vector<uint64_t> will_scan;
-    if (selection)
-      for (const auto& root : selection->roots) will_scan.push_back(root.id);
-    auto unchanged = catalog->unchanged_since_last_run(
-        o, selection && o.subvolumes.flat() ? &will_scan : nullptr);
-    report.options = o;
+    if (selection_)
+      for (const auto& root : selection_->roots) will_scan.push_back(root.id);
+    auto unchanged = catalog_->unchanged_since_last_run(o_, flat() ? &will_scan : nullptr);
     if (!unchanged) {
-      report.path_errors.push_back(unchanged.error().message());
-      return report;
+      report_.path_errors.push_back(unchanged.error().message());
+      return std::nullopt;
     }
-    if (*unchanged) {
-      FilesystemReport r;
-      r.roots = o.paths;
-      r.catalog.used = r.catalog.unchanged = true;
-      r.started = started;
-      r.started_at = started_at;
-      record_in_catalog(catalog.get(), ScanResult{}, nullptr, r);
-      report.filesystems.push_back(std::move(r));
-      return report;
-    }
+    return *unchanged;
   }
-  report.options = o;
-  ScanOptions scan_options;
-  scan_options.recursive = o.recursive;
-  scan_options.min_file_size = o.min_file_size;
-  scan_options.exclude = o.exclude;
-  scan_options.fold_readonly_aliases = !o.dedupe_readonly;
-  if (selection) scan_options.excluded_subvolumes = selection->excluded;
 
-  if (catalog && !(selection && o.subvolumes.flat() && selection->roots.empty())) {
-    // Only what changed since the last run, when the catalog allows it.
+  ScanOptions scan_options() const {
+    ScanOptions so;
+    so.recursive = o_.recursive;
+    so.min_file_size = o_.min_file_size;
+    so.exclude = o_.exclude;
+    so.fold_readonly_aliases = !o_.dedupe_readonly;
+    if (selection_) so.excluded_subvolumes = selection_->excluded;
+    return so;
+  }
+
+  FilesystemReport filesystem_report() const {
+    FilesystemReport r;
+    r.started = started_at_.sec;
+    r.started_at = started_at_;
+    return r;
+  }
+
+  void add(FilesystemReport r) { report_.filesystems.push_back(std::move(r)); }
+  void note_stop() { report_.stopped = o_.stop && o_.stop->load(); }
+
+  void record_unchanged() {
+    FilesystemReport r = filesystem_report();
+    r.roots = o_.paths;
+    r.catalog.used = r.catalog.unchanged = true;
+    record_in_catalog(catalog_.get(), ScanResult{}, nullptr, r);
+    add(std::move(r));
+  }
+
+  // False: the hashfile declined (the trees must be read whole); true: the run is over.
+  bool run_incremental() {
     const auto t = Clock::now();
-    report_progress(progress, "scan", 0, 0);
-    auto scan = selection && o.subvolumes.flat()
-                    ? catalog->incremental_scan(o.paths.front(), selection->roots, scan_options)
-                    : catalog->incremental_scan(o.paths, scan_options);
+    report_progress(progress_, "scan", 0, 0);
+    auto scan = flat()
+                    ? catalog_->incremental_scan(o_.paths.front(), selection_->roots, scan_options_)
+                    : catalog_->incremental_scan(o_.paths, scan_options_);
     if (!scan) {
-      report.path_errors.push_back(scan.error().message());
-      return report;
+      report_.path_errors.push_back(scan.error().message());
+      return true;
     }
-    if (*scan) {
-      FilesystemReport r;
-      r.started = started;
-      r.started_at = started_at;
-      r.seconds.scan = since(t);
-      run_filesystem(std::move(**scan), o, scan_options, progress, catalog.get(), r);
-      report.filesystems.push_back(std::move(r));
-      report.stopped = o.stop && o.stop->load();
-      return report;
-    }
+    if (!*scan) return false;
+    FilesystemReport r = filesystem_report();
+    r.seconds.scan = since(t);
+    run_filesystem(std::move(**scan), o_, scan_options_, progress_, catalog_.get(), r);
+    add(std::move(r));
+    note_stop();
+    return true;
   }
 
-  const bool flat_selection = selection && o.subvolumes.flat();
-  if (flat_selection && selection->roots.empty()) {
-    report.path_errors.push_back("no subvolume left to scan on the filesystem of " +
-                                 o.paths.front());
-    return report;
-  }
-  // A tree too large to hold whole is read in windows: always with -B, else once a scan
-  // capped at whole_run_files finds more (CatalogSession::may_take_windows).
-  const bool may_window = !catalog || catalog->may_take_windows();
-  auto run_in_windows = [&]() -> bool {  // false: not possible here, scan whole
+  // False: windows cannot be taken here (scan whole); true: the run is over. Without a
+  // hashfile a temporary catalog matches each window against the earlier ones.
+  bool run_windows() {
     std::unique_ptr<CatalogSession> temporary;
-    CatalogSession* session = catalog.get();
+    CatalogSession* session = catalog_.get();
     if (!session) {
-      auto opened = CatalogSession::open_temporary(o);
-      auto bound = opened ? (*opened)->unchanged_since_last_run(o) : btrfs::Result<bool>(opened.error());
+      auto opened = CatalogSession::open_temporary(o_);
+      auto bound = opened ? (*opened)->unchanged_since_last_run(o_) : btrfs::Result<bool>(opened.error());
       if (!bound) {
-        report.path_errors.push_back(bound.error().message());
+        report_.path_errors.push_back(bound.error().message());
         return true;
       }
       temporary = std::move(*opened);
       session = temporary.get();
     }
     const auto t = Clock::now();
-    auto base = flat_selection
-                    ? session->windowed_scan(o.paths.front(), selection->roots, scan_options)
-                    : session->windowed_scan(o.paths, scan_options);
+    auto base = flat() ? session->windowed_scan(o_.paths.front(), selection_->roots, scan_options_)
+                       : session->windowed_scan(o_.paths, scan_options_);
     if (!base) {
-      report.path_errors.push_back(base.error().message());
+      report_.path_errors.push_back(base.error().message());
       return true;
     }
     if (!*base) return false;
-    FilesystemReport r;
-    r.started = started;
-    r.started_at = started_at;
+    FilesystemReport r = filesystem_report();
     r.seconds.scan = since(t);
-    run_windowed(*session, **base, o, progress, r);
-    report.filesystems.push_back(std::move(r));
-    report.stopped = o.stop && o.stop->load();
+    run_windowed(*session, **base, o_, progress_, r);
+    add(std::move(r));
+    note_stop();
     return true;
-  };
-  if (may_window && o.window_files && run_in_windows()) return report;
-  if (may_window && !o.window_files) scan_options.max_files = o.whole_run_files;
-  auto too_many_files = [&](const btrfs::Error& e) {
-    return scan_options.max_files && e.code == EFBIG;
-  };
+  }
 
-  if (flat_selection) {  // exactly the chosen subvolumes, as one scan
-    FilesystemReport r;
-    r.started = started;
-    r.started_at = started_at;
-    const FlatScan flat{o.paths.front(), selection->roots};
-    const auto t = Clock::now();
-    report_progress(progress, "scan", 0, 0);
-    auto scan = flat.run(scan_options);
-    if (!scan && too_many_files(scan.error())) {
-      if (run_in_windows()) return report;
-      scan_options.max_files = 0;
-      scan = flat.run(scan_options);
+  bool too_many_files(const btrfs::Error& e) const {
+    return scan_options_.max_files && e.code == EFBIG;
+  }
+
+  // False: more files than scan_options_.max_files (the run is not over).
+  bool run_whole() { return flat() ? run_flat() : run_paths(); }
+
+  // Exactly the chosen subvolumes, as one scan. False: more files than the cap.
+  bool run_flat() {
+    const FlatScan flat_scan{o_.paths.front(), selection_->roots};
+    // One scan to the report, though a capped attempt may have come first: timed from it.
+    if (!flat_scan_started_) {
+      flat_scan_started_ = Clock::now();
+      report_progress(progress_, "scan", 0, 0);
     }
-    r.seconds.scan = since(t);
+    auto scan = flat_scan.run(scan_options_);
+    if (!scan && too_many_files(scan.error())) return false;
+    FilesystemReport r = filesystem_report();
+    r.seconds.scan = since(*flat_scan_started_);
     if (!scan) {
-      r.roots = o.paths;
+      r.roots = o_.paths;
       r.error = scan.error().message();
     } else {
-      run_filesystem(std::move(*scan), o, scan_options, progress, catalog.get(), r, &flat);
+      run_filesystem(std::move(*scan), o_, scan_options_, progress_, catalog_.get(), r, &flat_scan);
     }
-    report.filesystems.push_back(std::move(r));
-    report.stopped = o.stop && o.stop->load();
-    return report;
+    add(std::move(r));
+    note_stop();
+    return true;
   }
 
-  // Scan each path; paths of one filesystem are deduped together, in the order given.
-  std::vector<std::string> fs_order;
-  std::map<std::string, std::vector<ScanResult>> by_fs;
-  std::map<std::string, double> scan_seconds;
-  std::vector<std::string> scan_errors;
-  const uint64_t cap = scan_options.max_files;
-  for (size_t p = 0, files = 0; p < o.paths.size(); ++p) {
-    const auto t = Clock::now();
-    report_progress(progress, "scan", 0, 0);
-    ScanOptions capped = scan_options;
-    if (cap) capped.max_files = cap > files ? cap - files : 1;
-    auto scan = scan_tree(o.paths[p], capped);
-    if (!scan && too_many_files(scan.error())) {
-      if (run_in_windows()) return report;
-      scan_options.max_files = 0;  // windows cannot be taken here: scan whole, from the start
-      fs_order.clear(), by_fs.clear(), scan_seconds.clear(), scan_errors.clear();
-      p = static_cast<size_t>(-1), files = 0;
-      continue;
+  // Each path, the paths of one filesystem deduped together. False: more files than the cap.
+  bool run_paths() {
+    auto scans = scan_paths(o_.paths, scan_options_, progress_);
+    if (!scans) return false;
+    auto& errors = report_.path_errors;
+    errors.insert(errors.end(), scans->errors.begin(), scans->errors.end());
+    scan_options_.max_files = 0;  // the confirmation scan reads what the first one did
+    for (const auto& fsid : scans->filesystems) {
+      FilesystemReport r = filesystem_report();
+      r.seconds.scan = scans->seconds[fsid];
+      auto merged = merge_scans(std::move(scans->scans[fsid]));
+      if (!merged) {
+        r.error = merged.error().message();
+      } else if (catalog_ && fsid != scans->filesystems.front()) {
+        r.error = "a hashfile serves one filesystem: " + merged->roots[0].path + " is on another";
+      } else {
+        run_filesystem(std::move(*merged), o_, scan_options_, progress_,
+                       fsid == scans->filesystems.front() ? catalog_.get() : nullptr, r);
+      }
+      add(std::move(r));
     }
-    if (!scan) {
-      scan_errors.push_back(scan.error().message());
-      continue;
-    }
-    files += scan->files.size();
-    const std::string fsid = scan->fs.fsid_string();
-    if (!by_fs.count(fsid)) fs_order.push_back(fsid);
-    by_fs[fsid].push_back(std::move(*scan));
-    scan_seconds[fsid] += since(t);
+    note_stop();
+    return true;
   }
-  report.path_errors.insert(report.path_errors.end(), scan_errors.begin(), scan_errors.end());
-  scan_options.max_files = 0;  // the confirmation scan reads what the first one did
-  for (const auto& fsid : fs_order) {
-    FilesystemReport r;
-    r.started = started;
-    r.started_at = started_at;
-    r.seconds.scan = scan_seconds[fsid];
-    auto merged = merge_scans(std::move(by_fs[fsid]));
-    if (!merged) {
-      r.error = merged.error().message();
-    } else if (catalog && fsid != fs_order.front()) {
-      r.error = "a hashfile serves one filesystem: " + merged->roots[0].path + " is on another";
-    } else {
-      run_filesystem(std::move(*merged), o, scan_options, progress,
-                     fsid == fs_order.front() ? catalog.get() : nullptr, r);
-    }
-    report.filesystems.push_back(std::move(r));
-  }
-  report.stopped = o.stop && o.stop->load();
-  return report;
+
+  JobOptions o_;
+  ProgressSink* progress_;
+  btrfs::Timespec started_at_;
+  JobReport report_;
+  std::unique_ptr<CatalogSession> catalog_;
+  std::optional<ResolvedSelection> selection_;
+  ScanOptions scan_options_;
+  std::optional<Clock::time_point> flat_scan_started_;
+};
+
+}  // namespace
+
+JobReport run_job(const JobOptions& options, ProgressSink* progress) {
+  Job job(options, progress);
+  job.run();
+  return std::move(job).finish();
 }
 
 }  // namespace btrdedupe

@@ -51,8 +51,8 @@ void drop_groups_of_earlier_windows(const std::vector<bool>& earlier, MatchResul
   });
   matches.whole_file_groups = matches.partial_groups = 0;
   for (const auto& g : matches.groups) {
-    const auto earlier_members = std::count_if(g.members.begin(), g.members.end(),
-                                               [&](const GroupMember& m) { return earlier[m.file]; });
+    const auto earlier_members = std::count_if(
+        g.members.begin(), g.members.end(), [&](const GroupMember& m) { return earlier[m.file]; });
     if (earlier_members > 1) continue;
     ++(g.whole_file ? matches.whole_file_groups : matches.partial_groups);
   }
