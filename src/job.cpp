@@ -1,776 +1,267 @@
 #include "src/job.h"
 
-#include <fcntl.h>
-
-#include <algorithm>
 #include <cerrno>
-#include <chrono>
-#include <cmath>
 #include <ctime>
 #include <memory>
-#include <map>
 #include <optional>
-#include <set>
 
 #include "src/catalog_session.h"
-#include "src/dedupe_plan.h"
-#include "src/duplicate_match.h"
-#include "src/heap_release.h"
-#include "src/io_threads.h"
-#include "src/scanned_file.h"
-#include "src/subvolume_report.h"
+#include "src/filesystem_run.h"
+#include "src/job_selection.h"
+#include "src/path_scans.h"
+#include "src/run_mode.h"
+#include "src/run_stages.h"
 #include "src/subvolume_selection.h"
+#include "src/windowed_run.h"
 
 namespace btrdedupe {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-void report_progress(ProgressSink* sink, const char* phase, uint64_t done, uint64_t total) {
-  if (sink) sink->progress(phase, done, total);
-}
-
-btrfs::Result<ScanResult> scan_roots(const std::vector<std::string>& roots,
-                                     const ScanOptions& options) {
-  std::vector<ScanResult> scans;
-  for (const auto& r : roots) {
-    auto s = scan_tree(r, options);
-    if (!s) return s.error();
-    scans.push_back(std::move(*s));
+// One call of run_job: the options as resolved (a replay's from the hashfile, a
+// selection's as ids), the catalog, and the report the ways of reading fill.
+class Job {
+ public:
+  Job(const JobOptions& options, ProgressSink* progress) : o_(options), progress_(progress) {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    started_at_ = {now.tv_sec, static_cast<uint32_t>(now.tv_nsec)};
   }
-  return merge_scans(std::move(scans));
-}
 
-std::vector<GroupListing> list_groups(const ScanResult& scan, const MatchResult& m,
-                                      const DedupePlan& plan) {
-  std::vector<GroupListing> out;
-  for (const auto& g : m.groups) {
-    GroupListing l;
-    l.length = g.length;
-    l.whole_file = g.whole_file;
-    for (const auto& mem : g.members)
-      l.members.push_back({file_path(scan, scan.files[mem.file]), mem.offset, mem.layout});
-    out.push_back(std::move(l));
-  }
-  // Roles from the plan: a group's rounds share its source and destinations.
-  for (const auto& round : plan.rounds) {
-    if (round.group >= out.size()) continue;
-    const auto& g = m.groups[round.group];
-    auto& members = out[round.group].members;
-    for (size_t i = 0; i < g.members.size(); ++i) {
-      if (g.members[i].file == round.source.file) members[i].source = true;
-      for (const auto& d : round.destinations)
-        if (g.members[i].file == d.file) members[i].destination = true;
+  // The story of a run: what it has to go on, then the ways to read the trees in order of
+  // preference (next_run_mode), each tried until one reads them or ends the run.
+  void run() {
+    if (!open_catalog() || !select()) return;
+    RunFacts facts;
+    facts.catalog = catalog_ != nullptr;
+    if (catalog_) {
+      const auto unchanged = unchanged_since_last_run();
+      if (!unchanged) return;
+      facts.unchanged = *unchanged;
     }
-  }
-  return out;
-}
-
-// Records the run in the hashfile, when there is one; a failure to do so is the run's error.
-void record_in_catalog(CatalogSession* catalog, const ScanResult& scan, const ScanResult* after,
-                       FilesystemReport& r) {
-  if (!catalog) return;
-  RunRecord run;
-  run.started = r.started;
-  run.finished = static_cast<int64_t>(std::time(nullptr));
-  for (const auto& root : r.roots) run.roots += (run.roots.empty() ? "" : "\n") + root;
-  run.files = r.files;
-  run.bytes_read = r.fingerprints.bytes_read;
-  run.bytes_deduped = r.dedupe.bytes_deduped;
-  const auto eagain = r.dedupe.errors_by_code.find(EAGAIN);
-  run.complete = r.deduped && !r.dedupe.stopped && !r.dedupe.no_space &&
-                 r.dedupe.ranges_not_tried == 0 &&
-                 (eagain == r.dedupe.errors_by_code.end() || eagain->second == 0);
-  if (auto ok = catalog->record(scan, after, run); !ok && r.error.empty())
-    r.error = ok.error().message();
-}
-
-// With --subvol or --all-subvols: exactly these subvolumes, read as one scan (again to confirm).
-struct FlatScan {
-  std::string fs_path;
-  std::vector<SubvolumeRoot> subvolumes;
-  btrfs::Result<ScanResult> run(const ScanOptions& options) const {
-    return scan_subvolumes(fs_path, subvolumes, options);
-  }
-};
-
-void add_freed_by_subvolume(FilesystemReport& r) {
-  for (auto& s : r.per_subvolume) {
-    const auto f = r.freed.by_subvolume.find(s.id);
-    const auto w = r.would_free.by_subvolume.find(s.id);
-    if (f != r.freed.by_subvolume.end()) s.freed_bytes = f->second;
-    if (w != r.would_free.by_subvolume.end()) s.would_free_bytes = w->second;
-  }
-}
-
-// Per-subvolume figures of the run (after: from the confirmation scan, when there was a
-// dedupe).
-void fill_per_subvolume(const ScanResult& scan, const std::map<uint64_t, SubvolumeUsage>& before,
-                        const std::map<uint64_t, SubvolumeUsage>* after,
-                        const std::map<uint64_t, uint64_t>& planned, FilesystemReport& r) {
-  auto all = btrfs::list_subvolumes(r.roots.front());
-  r.per_subvolume = subvolume_figures(scan.subvolumes, before, after, planned,
-                                      r.dedupe.bytes_by_subvolume,
-                                      all ? *all : std::vector<btrfs::Subvolume>{});
-  add_freed_by_subvolume(r);
-}
-
-struct PlannedWork {
-  DedupePlan plan;
-  std::map<uint64_t, uint64_t> planned;  // bytes by destination subvolume
-  std::vector<PhysicalExtent> extents;   // that its destination ranges reference
-};
-
-// Matches the fingerprinted files of `scan` (and frees their sums), plans the rounds, and
-// adds the figures to `r`. `earlier`: PlanOptions::earlier (a window of a windowed run).
-PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const JobOptions& o,
-                           const std::vector<bool>* earlier, ProgressSink* progress,
-                           FilesystemReport& r) {
-  report_progress(progress, "match", 0, 0);
-  MatchOptions mo;
-  mo.block_size = o.block_size;
-  mo.partial = o.partial;
-  auto matches = find_duplicates(scan, fp, mo);
-  fp.files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
-  if (earlier) {
-    // Groups of earlier windows' files only were found (and planned) in their own window.
-    std::erase_if(matches.groups, [&](const DuplicateGroup& g) {
-      return std::all_of(g.members.begin(), g.members.end(),
-                         [&](const GroupMember& m) { return (*earlier)[m.file]; });
-    });
-    // A group with two earlier members grows a group an earlier window counted already.
-    matches.whole_file_groups = matches.partial_groups = 0;
-    for (const auto& g : matches.groups) {
-      const auto earlier_members = std::count_if(g.members.begin(), g.members.end(),
-                                                 [&](const GroupMember& m) { return (*earlier)[m.file]; });
-      if (earlier_members > 1) continue;
-      ++(g.whole_file ? matches.whole_file_groups : matches.partial_groups);
-    }
-  }
-  PlanOptions po;
-  po.dedupe_readonly = o.dedupe_readonly;
-  po.earlier = earlier;
-  po.most_valuable_first = o.most_valuable_first;
-  PlannedWork work;
-  work.plan = plan_rounds(scan, matches, po);
-  work.planned = planned_bytes_by_subvolume(scan, work.plan);
-  work.extents = destination_extents(scan, work.plan);
-  r.would_free.add(predicted_freed(work.extents));
-  r.whole_file_groups += matches.whole_file_groups;
-  r.partial_groups += matches.partial_groups;
-  r.planned_bytes += work.plan.planned_bytes;
-  r.planned_rounds += work.plan.rounds.size();
-  r.readonly_ranges_left += work.plan.readonly_members_skipped;
-  if (o.list_groups)
-    if (auto ok = r.groups.add(list_groups(scan, matches, work.plan)); !ok && r.error.empty())
-      r.error = ok.error().message();
-  matches.groups.clear();  // the plan holds what dedupe needs
-  matches.groups.shrink_to_fit();
-  release_free_heap();
-  return work;
-}
-
-// What each group of a time-boxed run's plan shares, and what a stop left of it.
-void list_work(const ScanResult& scan, const DedupePlan& plan,
-               const std::vector<uint8_t>& started, std::vector<GroupWork>& out) {
-  std::map<uint32_t, size_t> entry;                // group -> index in out
-  std::map<uint32_t, std::set<uint32_t>> targets;  // group -> destination files
-  for (size_t i = 0; i < plan.rounds.size(); ++i) {
-    const auto& round = plan.rounds[i];
-    auto [it, fresh] = entry.emplace(round.group, out.size());
-    if (fresh) out.push_back({file_path(scan, scan.files[round.source.file]), 0, 0, 0});
-    GroupWork& g = out[it->second];
-    const uint64_t bytes = round.length * round.destinations.size();
-    g.bytes += bytes;
-    if (i >= started.size() || !started[i]) g.bytes_left += bytes;
-    for (const auto& d : round.destinations) targets[round.group].insert(d.file);
-  }
-  for (const auto& [group, index] : entry) out[index].destinations = targets[group].size();
-}
-
-// After a dedupe: the destination extents the extent tree no longer holds, once the
-// transaction committed. A failure to look is the run's error; the dedupe stands.
-void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
-                         FilesystemReport& r) {
-  auto fd = btrfs::Fd::open(scan.roots.front().path, O_RDONLY | O_NONBLOCK);
-  if (fd) ::syncfs(fd->get());
-  auto freed = fd ? measure_freed(fd->get(), extents) : btrfs::Result<FreedSpace>(fd.error());
-  if (!freed) {
-    if (r.error.empty()) r.error = "reading the extent tree after dedupe: " + freed.error().message();
-    return;
-  }
-  r.freed.add(*freed);
-}
-
-// The space of the scanned extents after the run: what was allocated less what is gone
-// (an extent no scanned file references any more counts until it is freed). Once the
-// confirmation's per-window or whole figures are in.
-void settle_allocated_after(FilesystemReport& r) {
-  r.after.allocated_bytes = r.before.allocated_bytes - std::min(r.freed.bytes, r.before.allocated_bytes);
-}
-
-// Runs the plan's rounds with the job's workers.
-DedupeStats dedupe_planned(const ScanResult& scan, const DedupePlan& plan, const JobOptions& o,
-                           ProgressSink* progress, FilesystemReport& r) {
-  DedupeOptions dopt;
-  dopt.io_threads = o.io_threads ? o.io_threads : default_io_threads(r.roots.front());
-  r.io_threads = dopt.io_threads;
-  dopt.prefetch = o.prefetch;
-  dopt.stop = o.stop;
-  report_progress(progress, "dedupe", 0, plan.planned_bytes);
-  if (progress)
-    dopt.on_progress = [&](uint64_t done) { progress->progress("dedupe", done, plan.planned_bytes); };
-  dopt.scan_started = r.started_at;
-  std::vector<uint8_t> started;
-  if (o.most_valuable_first) dopt.round_started = &started;
-  auto stats = run_dedupe(scan, plan, dopt);
-  r.deduped = true;
-  if (o.most_valuable_first) list_work(scan, plan, started, r.work);
-  return stats;
-}
-
-void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& scan_options,
-                    ProgressSink* progress, CatalogSession* catalog, FilesystemReport& r,
-                    const FlatScan* flat = nullptr) {
-  for (const auto& root : scan.roots) r.roots.push_back(root.path);
-  r.fsid = scan.fs.fsid_string();
-  r.subvolumes = scan.subvolumes.size();
-  r.files = scan.files.size();
-  r.extents = scan.extents.size();
-  r.tree_items = scan.tree_items;
-  r.tree_searches = scan.search_calls;
-  r.passed_over = scan.passed_over;
-  r.excluded = scan.excluded;
-  r.before = r.after = summarize_sharing(scan.extents, nullptr, &scan.files);
-  release_free_heap();  // the scan's inode tables are gone
-  if (progress) {
-    RunPosition where;
-    where.window_bytes = where.bytes_total = r.before.logical_bytes;
-    where.dedupe = o.dedupe;
-    progress->position(where);
-  }
-
-  auto t = Clock::now();
-  report_progress(progress, "fingerprint", 0, r.before.unique_bytes);
-  auto fp = catalog ? catalog->fingerprint(scan, r.catalog, o.io_threads)
-                    : fingerprint(
-                          scan,
-                          [&](uint64_t done) {
-                            report_progress(progress, "fingerprint",
-                                            std::min(done, r.before.unique_bytes),
-                                            r.before.unique_bytes);
-                          },
-                          nullptr, o.io_threads);
-  r.seconds.fingerprint = since(t);
-  if (!fp) {
-    r.error = fp.error().message();
-    return;
-  }
-  r.fingerprints = fp->stats;
-  if (catalog && catalog->incremental()) {
-    // The candidates joined the scan: its figures cover changed files and their twins.
-    r.files = scan.files.size();
-    r.extents = scan.extents.size();
-    r.tree_items = scan.tree_items;
-    r.tree_searches = scan.search_calls;
-    r.passed_over = scan.passed_over;
-    r.before = r.after = summarize_sharing(scan.extents, nullptr, &scan.files);
-  }
-  report_progress(progress, "fingerprint", r.before.unique_bytes, r.before.unique_bytes);
-
-  t = Clock::now();
-  auto work = match_and_plan(scan, *fp, o, nullptr, progress, r);
-  auto& [plan, planned, extents] = work;
-  r.seconds.match = since(t);
-  const bool stopped_before_dedupe = o.stop && o.stop->load();
-  if (!o.dedupe || (stopped_before_dedupe && !o.most_valuable_first)) {
-    fill_per_subvolume(scan, subvolume_usage(scan), nullptr, planned, r);
-    record_in_catalog(catalog, scan, nullptr, r);
-    return;
-  }
-
-  t = Clock::now();
-  r.dedupe = dedupe_planned(scan, plan, o, progress, r);
-  r.seconds.dedupe = since(t);
-  if (r.dedupe.calls == 0) {  // nothing changed on disk: no confirmation to read
-    const auto usage = subvolume_usage(scan);
-    fill_per_subvolume(scan, usage, &usage, planned, r);
-    record_in_catalog(catalog, scan, nullptr, r);
-    return;
-  }
-  // What is left needs neither the plan, the paths nor the extents (their figures taken
-  // first; the catalog records files): make room for the confirmation scan.
-  const auto usage_before = subvolume_usage(scan);
-  plan = {};
-  scan.paths = {};
-  free_storage(scan.extents);
-  // A full run's catalog took its files' states at fingerprint(): their 11 MB for P need
-  // not sit beside the confirmation's. An incremental run re-reads exactly these files.
-  if (!(catalog && catalog->incremental())) free_storage(scan.files);
-  release_free_heap();
-
-  // Confirm from the tree: what shares storage now, not what the calls reported.
-  t = Clock::now();
-  report_progress(progress, "confirm", 0, 0);
-  std::vector<std::string> roots = r.roots;
-  ScanOptions confirm_options = scan_options;
-  confirm_options.keep_paths = false;
-  confirm_options.max_files = 0;
-  confirm_options.warm_csum_tree = false;  // no fingerprint follows
-  auto after = catalog && catalog->incremental() ? catalog->confirm(scan)
-               : flat                               ? flat->run(confirm_options)
-                                                    : scan_roots(roots, confirm_options);
-  r.seconds.confirm = since(t);
-  release_free_heap();
-  if (!after) {
-    r.error = "re-reading the tree after dedupe: " + after.error().message();
-    return;
-  }
-  r.after = summarize_sharing(after->extents, nullptr, &after->files);
-  measure_freed_space(*after, extents, r);
-  settle_allocated_after(r);
-  const auto usage_after = subvolume_usage(*after);
-  free_storage(after->extents);
-  release_free_heap();
-  fill_per_subvolume(scan, usage_before, &usage_after, planned, r);
-  record_in_catalog(catalog, scan, &*after, r);
-}
-
-void add_sharing(SharingSummary& into, const SharingSummary& more) {
-  into.logical_bytes += more.logical_bytes;
-  into.unique_bytes += more.unique_bytes;
-  into.shared_bytes += more.shared_bytes;
-  into.physical_extents += more.physical_extents;
-  into.in_shared_extents += more.in_shared_extents;
-  into.allocated_bytes += more.allocated_bytes;
-}
-
-using UsageBySubvolume = std::map<uint64_t, SubvolumeUsage>;
-
-void add_usage(UsageBySubvolume& into, const UsageBySubvolume& more) {
-  for (const auto& [id, u] : more) {
-    into[id].referenced += u.referenced;
-    into[id].exclusive += u.exclusive;
-  }
-}
-
-// The run's position at the start of window r.windows: its data so far, and the whole
-// run's, estimated from how far the windows have read the trees while more remain.
-RunPosition window_position(CatalogSession& session, const ScanResult& window, bool more,
-                            const JobOptions& o, const FilesystemReport& r,
-                            uint64_t bytes_before) {
-  RunPosition where;
-  where.window = r.windows;
-  where.dedupe = o.dedupe;
-  where.bytes_before = bytes_before;
-  for (const auto& e : window.extents) where.window_bytes += e.length;
-  const uint64_t so_far = where.bytes_before + where.window_bytes;
-  where.estimated = more;
-  const double read = more ? session.read_fraction() : 1.0;
-  if (read > 0) {
-    where.windows = static_cast<uint64_t>(std::ceil(static_cast<double>(r.windows) / read));
-    where.bytes_total = static_cast<uint64_t>(static_cast<double>(so_far) / read);
-  }
-  where.windows = std::max(where.windows, r.windows);
-  where.bytes_total = std::max(where.bytes_total, so_far);
-  return where;
-}
-
-// A full run read in windows of files (CatalogSession::windowed_scan): each window is
-// fingerprinted with its earlier twins, matched, planned, deduped and confirmed, then
-// dropped, so memory follows the window, not the tree. Sharing and per-subvolume figures
-// add up each window's own files, leaving out data its earlier twins hold (counted in
-// their window).
-void run_windowed(CatalogSession& session, const ScanResult& base, const JobOptions& o,
-                  ProgressSink* progress, FilesystemReport& r) {
-  for (const auto& root : base.roots) r.roots.push_back(root.path);
-  r.fsid = base.fs.fsid_string();
-  r.subvolumes = base.subvolumes.size();
-  r.excluded = base.excluded;
-  const uint64_t window_files = o.window_files ? o.window_files : kWindowFiles;
-  if (o.list_groups)
-    if (auto ok = r.groups.spill_to_disk(); !ok) r.error = ok.error().message();
-  UsageBySubvolume usage_before, usage_after;
-  std::map<uint64_t, uint64_t> planned;
-  RunPosition where;
-  for (bool more = true; more && !(o.stop && o.stop->load());) {
-    ScanResult window;
-    window.roots = base.roots;
-    window.fs = base.fs;
-    window.subvolumes = base.subvolumes;
-    auto t = Clock::now();
-    report_progress(progress, "scan", 0, 0);
-    auto next = session.next_window(window, window_files);
-    r.seconds.scan += since(t);
-    if (!next) {
-      r.error = next.error().message();
-      break;
-    }
-    more = *next;
-    if (window.files.empty()) continue;
-    ++r.windows;
-    where = window_position(session, window, more, o, r, where.bytes_before + where.window_bytes);
-    if (progress) progress->position(where);
-    r.files += window.files.size();
-    r.extents += window.extents.size();
-    r.passed_over.add(window.passed_over);
-
-    t = Clock::now();
-    CatalogStats catalog;
-    auto fp = session.fingerprint(window, catalog, o.io_threads);
-    r.seconds.fingerprint += since(t);
-    if (!fp) {
-      r.error = fp.error().message();
-      break;
-    }
-    r.fingerprints.add(fp->stats);
-    if (!o.hashfile.empty()) {
-      r.catalog.used = true;
-      r.catalog.files_changed += catalog.files_changed;
-      r.catalog.candidates += catalog.candidates;
-      r.catalog.stale_rows += catalog.stale_rows;
-    }
-    r.tree_items = window.tree_items;  // the reader's totals so far
-    r.tree_searches = window.search_calls;
-    const std::vector<bool> earlier = session.earlier_files();
-    auto sharing = summarize_sharing(window.extents, &earlier, &window.files);
-    auto usage = subvolume_usage(window, &earlier);
-    add_sharing(r.before, sharing);
-    add_usage(usage_before, usage);
-
-    t = Clock::now();
-    auto work = match_and_plan(window, *fp, o, &earlier, progress, r);
-    r.seconds.match += since(t);
-    for (const auto& [id, bytes] : work.planned) planned[id] += bytes;
-    if (o.dedupe && !(o.stop && o.stop->load()) && !work.plan.rounds.empty()) {
-      t = Clock::now();
-      r.dedupe.add(dedupe_planned(window, work.plan, o, progress, r));
-      r.seconds.dedupe += since(t);
-      std::vector<bool> destinations(window.files.size(), false);
-      for (const auto& round : work.plan.rounds)
-        for (const auto& d : round.destinations) destinations[d.file] = true;
-      const auto extents = std::move(work.extents);
-      work = {};
-      t = Clock::now();
-      report_progress(progress, "confirm", 0, 0);
-      // Only destinations changed: they are read again, in the window itself.
-      auto confirmed = session.confirm_window(window, destinations);
-      r.seconds.confirm += since(t);
-      if (!confirmed) {
-        r.error = "re-reading the tree after dedupe: " + confirmed.error().message();
-        break;
+    scan_options_ = scan_options();
+    facts.nothing_selected = flat() && selection_->roots.empty();
+    facts.windows_requested = o_.window_files != 0;
+    // With a hashfile, asked once its incremental scan declined: of its rows as they stand then.
+    facts.may_take_windows = !catalog_;
+    for (;;) {
+      switch (next_run_mode(facts)) {
+        case RunMode::Unchanged:
+          return record_unchanged();
+        case RunMode::Incremental:
+          if (run_incremental()) return;
+          facts.incremental_declined = true;
+          facts.may_take_windows = catalog_->may_take_windows();
+          break;
+        case RunMode::NothingSelected:
+          report_.path_errors.push_back("no subvolume left to scan on the filesystem of " +
+                                        o_.paths.front());
+          return;
+        case RunMode::Windows:
+          if (run_windows()) return;
+          facts.windows_declined = true;
+          break;
+        case RunMode::WholeCapped:
+          scan_options_.max_files = o_.whole_run_files;
+          if (run_whole()) return;
+          facts.too_many_files = true;
+          break;
+        case RunMode::Whole:
+          scan_options_.max_files = 0;  // from the start, and never too many files
+          run_whole();
+          return;
       }
-      sharing = summarize_sharing(window.extents, &earlier, &window.files);
-      usage = subvolume_usage(window, &earlier);
-      measure_freed_space(window, extents, r);
-    }
-    add_sharing(r.after, sharing);
-    add_usage(usage_after, usage);
-    if (progress && more) {  // the next window's scan starts where this one ended
-      RunPosition coming = where;
-      coming.window = where.window + 1;
-      coming.windows = std::max(where.windows, coming.window);
-      coming.bytes_before += where.window_bytes;
-      coming.window_bytes = 0;
-      progress->position(coming);
     }
   }
-  r.deduped = o.dedupe;
-  auto all = btrfs::list_subvolumes(r.roots.front());
-  r.per_subvolume = subvolume_figures(base.subvolumes, usage_before,
-                                      o.dedupe ? &usage_after : nullptr, planned,
-                                      r.dedupe.bytes_by_subvolume,
-                                      all ? *all : std::vector<btrfs::Subvolume>{});
-  add_freed_by_subvolume(r);
-  settle_allocated_after(r);
-  if (r.error.empty()) record_in_catalog(&session, base, o.dedupe ? &base : nullptr, r);
-}
 
-// Resolves o.subvolumes on the filesystem of the paths (subvolume options work on one) and
-// rewrites its words as ids, so a hashfile's scope names the subvolumes however they were
-// given. Errors go to report.path_errors; nullopt: nothing can run.
-std::optional<ResolvedSelection> select_subvolumes(JobOptions& o, JobReport& report) {
-  if (o.paths.empty()) {
-    report.path_errors.push_back("subvolume options need a PATH on the filesystem");
-    return std::nullopt;
+  JobReport finish() && {
+    report_.options = o_;  // as run
+    return std::move(report_);
   }
-  std::string fsid;
-  for (const auto& p : o.paths) {
-    auto fd = btrfs::Fd::open(p, O_RDONLY | O_NONBLOCK);
-    if (!fd) {
-      report.path_errors.push_back(fd.error().message());
-      return std::nullopt;
-    }
-    auto ok = btrfs::check_is_btrfs(fd->get(), p);
-    auto info = ok ? btrfs::read_fs_info(fd->get()) : btrfs::Result<btrfs::FsInfo>(ok.error());
-    if (!info) {
-      report.path_errors.push_back(info.error().message());
-      return std::nullopt;
-    }
-    if (fsid.empty()) fsid = info->fsid_string();
-    if (fsid != info->fsid_string()) {
-      report.path_errors.push_back("--subvol, --exclude-subvol and --all-subvols work on one "
-                                   "filesystem: " + p + " is not on the filesystem of " +
-                                   o.paths.front());
-      return std::nullopt;
-    }
-  }
-  auto r = resolve_selection(o.paths.front(), o.subvolumes);
-  if (!r) {
-    report.path_errors.push_back(r.error().message());
-    return std::nullopt;
-  }
-  o.subvolumes.include.clear();
-  for (uint64_t id : r->included) o.subvolumes.include.push_back(std::to_string(id));
-  o.subvolumes.exclude.clear();
-  for (uint64_t id : r->excluded) o.subvolumes.exclude.push_back(std::to_string(id));
-  report.path_errors.insert(report.path_errors.end(), r->errors.begin(), r->errors.end());
-  report.notes.insert(report.notes.end(), r->notes.begin(), r->notes.end());
-  return std::move(*r);
-}
 
-}  // namespace
-
-namespace {
-// Refusals that say what the file is (nodatacow pair, immutable, swapfile, busy with a send),
-// not that something broke: the range is skipped and the run goes on (exit code 3).
-bool refused_for_what_the_file_is(int code) {
-  return code == EINVAL || code == EPERM || code == ETXTBSY || code == EAGAIN || code == EROFS ||
-         code == EXDEV;
-}
-}  // namespace
-
-int JobReport::exit_code() const {
-  if (!path_errors.empty()) return 1;
-  bool skipped = false;
-  for (const auto& fs : filesystems) {
-    if (!fs.error.empty() || fs.fingerprints.read_errors) return 1;
-    for (const auto& [code, ranges] : fs.dedupe.errors_by_code)
-      if (ranges && !refused_for_what_the_file_is(code)) return 1;
-    if (fs.dedupe.ranges_failed || fs.dedupe.ranges_changed || fs.dedupe.ranges_differ)
-      skipped = true;
-  }
-  return skipped ? 3 : 0;
-}
-
-int64_t JobReport::duperemove_net_change() const {
-  int64_t net = 0;
-  for (const auto& fs : filesystems)
-    net += static_cast<int64_t>(fs.after.in_shared_extents) -
-           static_cast<int64_t>(fs.before.in_shared_extents);
-  return net;
-}
-
-int64_t JobReport::net_shared_change() const {
-  int64_t net = 0;
-  for (const auto& fs : filesystems)
-    net += static_cast<int64_t>(fs.after.shared_bytes) - static_cast<int64_t>(fs.before.shared_bytes);
-  return net;
-}
-
-JobReport run_job(const JobOptions& options, ProgressSink* progress) {
-  JobReport report;
-  JobOptions o = options;
-  struct timespec now {};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  const btrfs::Timespec started_at{now.tv_sec, static_cast<uint32_t>(now.tv_nsec)};
-  const int64_t started = started_at.sec;
-  std::unique_ptr<CatalogSession> catalog;
-  if (!o.hashfile.empty()) {
-    // The catalog first: a replay takes its paths from it, and an unchanged tree is not read.
-    auto session = CatalogSession::open(o);
+ private:
+  // The catalog first: a replay takes its paths from it, and an unchanged tree is not read.
+  bool open_catalog() {
+    if (o_.hashfile.empty()) return true;
+    auto session = CatalogSession::open(o_);
     if (!session) {
-      report.path_errors.push_back(session.error().message());
-      report.options = o;
-      return report;
+      report_.path_errors.push_back(session.error().message());
+      return false;
     }
-    catalog = std::move(*session);
+    catalog_ = std::move(*session);
+    return true;
   }
-  std::optional<ResolvedSelection> selection;
-  if (!o.subvolumes.empty()) {
-    selection = select_subvolumes(o, report);
-    if (!selection) {
-      report.options = o;
-      return report;
-    }
+
+  bool select() {
+    if (o_.subvolumes.empty()) return true;
+    selection_ = select_subvolumes(o_, report_);
+    return selection_.has_value();
   }
-  if (catalog) {
+
+  bool flat() const { return selection_ && o_.subvolumes.flat(); }
+
+  // nullopt: the hashfile could not tell (a path error).
+  std::optional<bool> unchanged_since_last_run() {
     std::vector<uint64_t> will_scan;
-    if (selection)
-      for (const auto& root : selection->roots) will_scan.push_back(root.id);
-    auto unchanged = catalog->unchanged_since_last_run(
-        o, selection && o.subvolumes.flat() ? &will_scan : nullptr);
-    report.options = o;
+    if (selection_)
+      for (const auto& root : selection_->roots) will_scan.push_back(root.id);
+    auto unchanged = catalog_->unchanged_since_last_run(o_, flat() ? &will_scan : nullptr);
     if (!unchanged) {
-      report.path_errors.push_back(unchanged.error().message());
-      return report;
+      report_.path_errors.push_back(unchanged.error().message());
+      return std::nullopt;
     }
-    if (*unchanged) {
-      FilesystemReport r;
-      r.roots = o.paths;
-      r.catalog.used = r.catalog.unchanged = true;
-      r.started = started;
-      r.started_at = started_at;
-      record_in_catalog(catalog.get(), ScanResult{}, nullptr, r);
-      report.filesystems.push_back(std::move(r));
-      return report;
-    }
+    return *unchanged;
   }
-  report.options = o;
-  ScanOptions scan_options;
-  scan_options.recursive = o.recursive;
-  scan_options.min_file_size = o.min_file_size;
-  scan_options.exclude = o.exclude;
-  scan_options.fold_readonly_aliases = !o.dedupe_readonly;
-  if (selection) scan_options.excluded_subvolumes = selection->excluded;
 
-  if (catalog && !(selection && o.subvolumes.flat() && selection->roots.empty())) {
-    // Only what changed since the last run, when the catalog allows it.
+  ScanOptions scan_options() const {
+    ScanOptions so;
+    so.recursive = o_.recursive;
+    so.min_file_size = o_.min_file_size;
+    so.exclude = o_.exclude;
+    so.fold_readonly_aliases = !o_.dedupe_readonly;
+    if (selection_) so.excluded_subvolumes = selection_->excluded;
+    return so;
+  }
+
+  FilesystemReport filesystem_report() const {
+    FilesystemReport r;
+    r.started = started_at_.sec;
+    r.started_at = started_at_;
+    return r;
+  }
+
+  void add(FilesystemReport r) { report_.filesystems.push_back(std::move(r)); }
+  void note_stop() { report_.stopped = o_.stop && o_.stop->load(); }
+
+  void record_unchanged() {
+    FilesystemReport r = filesystem_report();
+    r.roots = o_.paths;
+    r.catalog.used = r.catalog.unchanged = true;
+    record_in_catalog(catalog_.get(), ScanResult{}, nullptr, r);
+    add(std::move(r));
+  }
+
+  // False: the hashfile declined (the trees must be read whole); true: the run is over.
+  bool run_incremental() {
     const auto t = Clock::now();
-    report_progress(progress, "scan", 0, 0);
-    auto scan = selection && o.subvolumes.flat()
-                    ? catalog->incremental_scan(o.paths.front(), selection->roots, scan_options)
-                    : catalog->incremental_scan(o.paths, scan_options);
+    report_progress(progress_, "scan", 0, 0);
+    auto scan = flat()
+                    ? catalog_->incremental_scan(o_.paths.front(), selection_->roots, scan_options_)
+                    : catalog_->incremental_scan(o_.paths, scan_options_);
     if (!scan) {
-      report.path_errors.push_back(scan.error().message());
-      return report;
+      report_.path_errors.push_back(scan.error().message());
+      return true;
     }
-    if (*scan) {
-      FilesystemReport r;
-      r.started = started;
-      r.started_at = started_at;
-      r.seconds.scan = since(t);
-      run_filesystem(std::move(**scan), o, scan_options, progress, catalog.get(), r);
-      report.filesystems.push_back(std::move(r));
-      report.stopped = o.stop && o.stop->load();
-      return report;
-    }
+    if (!*scan) return false;
+    FilesystemReport r = filesystem_report();
+    r.seconds.scan = since(t);
+    run_filesystem(std::move(**scan), o_, scan_options_, progress_, catalog_.get(), r);
+    add(std::move(r));
+    note_stop();
+    return true;
   }
 
-  const bool flat_selection = selection && o.subvolumes.flat();
-  if (flat_selection && selection->roots.empty()) {
-    report.path_errors.push_back("no subvolume left to scan on the filesystem of " +
-                                 o.paths.front());
-    return report;
-  }
-  // A tree too large to hold whole is read in windows: always with -B, else once a scan
-  // capped at whole_run_files finds more (CatalogSession::may_take_windows).
-  const bool may_window = !catalog || catalog->may_take_windows();
-  auto run_in_windows = [&]() -> bool {  // false: not possible here, scan whole
+  // False: windows cannot be taken here (scan whole); true: the run is over. Without a
+  // hashfile a temporary catalog matches each window against the earlier ones.
+  bool run_windows() {
     std::unique_ptr<CatalogSession> temporary;
-    CatalogSession* session = catalog.get();
+    CatalogSession* session = catalog_.get();
     if (!session) {
-      auto opened = CatalogSession::open_temporary(o);
-      auto bound = opened ? (*opened)->unchanged_since_last_run(o) : btrfs::Result<bool>(opened.error());
+      auto opened = CatalogSession::open_temporary(o_);
+      auto bound = opened ? (*opened)->unchanged_since_last_run(o_) : btrfs::Result<bool>(opened.error());
       if (!bound) {
-        report.path_errors.push_back(bound.error().message());
+        report_.path_errors.push_back(bound.error().message());
         return true;
       }
       temporary = std::move(*opened);
       session = temporary.get();
     }
     const auto t = Clock::now();
-    auto base = flat_selection
-                    ? session->windowed_scan(o.paths.front(), selection->roots, scan_options)
-                    : session->windowed_scan(o.paths, scan_options);
+    auto base = flat() ? session->windowed_scan(o_.paths.front(), selection_->roots, scan_options_)
+                       : session->windowed_scan(o_.paths, scan_options_);
     if (!base) {
-      report.path_errors.push_back(base.error().message());
+      report_.path_errors.push_back(base.error().message());
       return true;
     }
     if (!*base) return false;
-    FilesystemReport r;
-    r.started = started;
-    r.started_at = started_at;
+    FilesystemReport r = filesystem_report();
     r.seconds.scan = since(t);
-    run_windowed(*session, **base, o, progress, r);
-    report.filesystems.push_back(std::move(r));
-    report.stopped = o.stop && o.stop->load();
+    run_windowed(*session, **base, o_, progress_, r);
+    add(std::move(r));
+    note_stop();
     return true;
-  };
-  if (may_window && o.window_files && run_in_windows()) return report;
-  if (may_window && !o.window_files) scan_options.max_files = o.whole_run_files;
-  auto too_many_files = [&](const btrfs::Error& e) {
-    return scan_options.max_files && e.code == EFBIG;
-  };
+  }
 
-  if (flat_selection) {  // exactly the chosen subvolumes, as one scan
-    FilesystemReport r;
-    r.started = started;
-    r.started_at = started_at;
-    const FlatScan flat{o.paths.front(), selection->roots};
-    const auto t = Clock::now();
-    report_progress(progress, "scan", 0, 0);
-    auto scan = flat.run(scan_options);
-    if (!scan && too_many_files(scan.error())) {
-      if (run_in_windows()) return report;
-      scan_options.max_files = 0;
-      scan = flat.run(scan_options);
+  bool too_many_files(const btrfs::Error& e) const {
+    return scan_options_.max_files && e.code == EFBIG;
+  }
+
+  // False: more files than scan_options_.max_files (the run is not over).
+  bool run_whole() { return flat() ? run_flat() : run_paths(); }
+
+  // Exactly the chosen subvolumes, as one scan. False: more files than the cap.
+  bool run_flat() {
+    const FlatScan flat_scan{o_.paths.front(), selection_->roots};
+    // One scan to the report, though a capped attempt may have come first: timed from it.
+    if (!flat_scan_started_) {
+      flat_scan_started_ = Clock::now();
+      report_progress(progress_, "scan", 0, 0);
     }
-    r.seconds.scan = since(t);
+    auto scan = flat_scan.run(scan_options_);
+    if (!scan && too_many_files(scan.error())) return false;
+    FilesystemReport r = filesystem_report();
+    r.seconds.scan = since(*flat_scan_started_);
     if (!scan) {
-      r.roots = o.paths;
+      r.roots = o_.paths;
       r.error = scan.error().message();
     } else {
-      run_filesystem(std::move(*scan), o, scan_options, progress, catalog.get(), r, &flat);
+      run_filesystem(std::move(*scan), o_, scan_options_, progress_, catalog_.get(), r, &flat_scan);
     }
-    report.filesystems.push_back(std::move(r));
-    report.stopped = o.stop && o.stop->load();
-    return report;
+    add(std::move(r));
+    note_stop();
+    return true;
   }
 
-  // Scan each path; paths of one filesystem are deduped together, in the order given.
-  std::vector<std::string> fs_order;
-  std::map<std::string, std::vector<ScanResult>> by_fs;
-  std::map<std::string, double> scan_seconds;
-  std::vector<std::string> scan_errors;
-  const uint64_t cap = scan_options.max_files;
-  for (size_t p = 0, files = 0; p < o.paths.size(); ++p) {
-    const auto t = Clock::now();
-    report_progress(progress, "scan", 0, 0);
-    ScanOptions capped = scan_options;
-    if (cap) capped.max_files = cap > files ? cap - files : 1;
-    auto scan = scan_tree(o.paths[p], capped);
-    if (!scan && too_many_files(scan.error())) {
-      if (run_in_windows()) return report;
-      scan_options.max_files = 0;  // windows cannot be taken here: scan whole, from the start
-      fs_order.clear(), by_fs.clear(), scan_seconds.clear(), scan_errors.clear();
-      p = static_cast<size_t>(-1), files = 0;
-      continue;
+  // Each path, the paths of one filesystem deduped together. False: more files than the cap.
+  bool run_paths() {
+    auto scans = scan_paths(o_.paths, scan_options_, progress_);
+    if (!scans) return false;
+    auto& errors = report_.path_errors;
+    errors.insert(errors.end(), scans->errors.begin(), scans->errors.end());
+    scan_options_.max_files = 0;  // the confirmation scan reads what the first one did
+    for (const auto& fsid : scans->filesystems) {
+      FilesystemReport r = filesystem_report();
+      r.seconds.scan = scans->seconds[fsid];
+      auto merged = merge_scans(std::move(scans->scans[fsid]));
+      if (!merged) {
+        r.error = merged.error().message();
+      } else if (catalog_ && fsid != scans->filesystems.front()) {
+        r.error = "a hashfile serves one filesystem: " + merged->roots[0].path + " is on another";
+      } else {
+        run_filesystem(std::move(*merged), o_, scan_options_, progress_,
+                       fsid == scans->filesystems.front() ? catalog_.get() : nullptr, r);
+      }
+      add(std::move(r));
     }
-    if (!scan) {
-      scan_errors.push_back(scan.error().message());
-      continue;
-    }
-    files += scan->files.size();
-    const std::string fsid = scan->fs.fsid_string();
-    if (!by_fs.count(fsid)) fs_order.push_back(fsid);
-    by_fs[fsid].push_back(std::move(*scan));
-    scan_seconds[fsid] += since(t);
+    note_stop();
+    return true;
   }
-  report.path_errors.insert(report.path_errors.end(), scan_errors.begin(), scan_errors.end());
-  scan_options.max_files = 0;  // the confirmation scan reads what the first one did
-  for (const auto& fsid : fs_order) {
-    FilesystemReport r;
-    r.started = started;
-    r.started_at = started_at;
-    r.seconds.scan = scan_seconds[fsid];
-    auto merged = merge_scans(std::move(by_fs[fsid]));
-    if (!merged) {
-      r.error = merged.error().message();
-    } else if (catalog && fsid != fs_order.front()) {
-      r.error = "a hashfile serves one filesystem: " + merged->roots[0].path + " is on another";
-    } else {
-      run_filesystem(std::move(*merged), o, scan_options, progress,
-                     fsid == fs_order.front() ? catalog.get() : nullptr, r);
-    }
-    report.filesystems.push_back(std::move(r));
-  }
-  report.stopped = o.stop && o.stop->load();
-  return report;
+
+  JobOptions o_;
+  ProgressSink* progress_;
+  btrfs::Timespec started_at_;
+  JobReport report_;
+  std::unique_ptr<CatalogSession> catalog_;
+  std::optional<ResolvedSelection> selection_;
+  ScanOptions scan_options_;
+  std::optional<Clock::time_point> flat_scan_started_;
+};
+
+}  // namespace
+
+JobReport run_job(const JobOptions& options, ProgressSink* progress) {
+  Job job(options, progress);
+  job.run();
+  return std::move(job).finish();
 }
 
 }  // namespace btrdedupe

@@ -1,0 +1,184 @@
+#include "src/run_stages.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <ctime>
+#include <set>
+
+#include "src/duplicate_match.h"
+#include "src/heap_release.h"
+#include "src/io_threads.h"
+#include "src/scanned_file.h"
+#include "src/subvolume_report.h"
+
+namespace btrdedupe {
+namespace {
+
+std::vector<GroupListing> list_groups(const ScanResult& scan, const MatchResult& m,
+                                      const DedupePlan& plan) {
+  std::vector<GroupListing> out;
+  for (const auto& g : m.groups) {
+    GroupListing l;
+    l.length = g.length;
+    l.whole_file = g.whole_file;
+    for (const auto& mem : g.members)
+      l.members.push_back({file_path(scan, scan.files[mem.file]), mem.offset, mem.layout});
+    out.push_back(std::move(l));
+  }
+  // Roles from the plan: a group's rounds share its source and destinations.
+  for (const auto& round : plan.rounds) {
+    if (round.group >= out.size()) continue;
+    const auto& g = m.groups[round.group];
+    auto& members = out[round.group].members;
+    for (size_t i = 0; i < g.members.size(); ++i) {
+      if (g.members[i].file == round.source.file) members[i].source = true;
+      for (const auto& d : round.destinations)
+        if (g.members[i].file == d.file) members[i].destination = true;
+    }
+  }
+  return out;
+}
+
+// A window's groups of earlier windows' files only were found (and planned) in their own
+// window; a group with two earlier members grows a group an earlier window counted already.
+void drop_groups_of_earlier_windows(const std::vector<bool>& earlier, MatchResult& matches) {
+  std::erase_if(matches.groups, [&](const DuplicateGroup& g) {
+    return std::all_of(g.members.begin(), g.members.end(),
+                       [&](const GroupMember& m) { return earlier[m.file]; });
+  });
+  matches.whole_file_groups = matches.partial_groups = 0;
+  for (const auto& g : matches.groups) {
+    const auto earlier_members = std::count_if(
+        g.members.begin(), g.members.end(), [&](const GroupMember& m) { return earlier[m.file]; });
+    if (earlier_members > 1) continue;
+    ++(g.whole_file ? matches.whole_file_groups : matches.partial_groups);
+  }
+}
+
+// What each group of a time-boxed run's plan shares, and what a stop left of it.
+void list_work(const ScanResult& scan, const DedupePlan& plan,
+               const std::vector<uint8_t>& started, std::vector<GroupWork>& out) {
+  std::map<uint32_t, size_t> entry;                // group -> index in out
+  std::map<uint32_t, std::set<uint32_t>> targets;  // group -> destination files
+  for (size_t i = 0; i < plan.rounds.size(); ++i) {
+    const auto& round = plan.rounds[i];
+    auto [it, fresh] = entry.emplace(round.group, out.size());
+    if (fresh) out.push_back({file_path(scan, scan.files[round.source.file]), 0, 0, 0});
+    GroupWork& g = out[it->second];
+    const uint64_t bytes = round.length * round.destinations.size();
+    g.bytes += bytes;
+    if (i >= started.size() || !started[i]) g.bytes_left += bytes;
+    for (const auto& d : round.destinations) targets[round.group].insert(d.file);
+  }
+  for (const auto& [group, index] : entry) out[index].destinations = targets[group].size();
+}
+
+}  // namespace
+
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+void report_progress(ProgressSink* sink, const char* phase, uint64_t done, uint64_t total) {
+  if (sink) sink->progress(phase, done, total);
+}
+
+PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const JobOptions& o,
+                           const std::vector<bool>* earlier, ProgressSink* progress,
+                           FilesystemReport& r) {
+  report_progress(progress, "match", 0, 0);
+  MatchOptions mo;
+  mo.block_size = o.block_size;
+  mo.partial = o.partial;
+  auto matches = find_duplicates(scan, fp, mo);
+  fp.files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
+  if (earlier) drop_groups_of_earlier_windows(*earlier, matches);
+  PlanOptions po;
+  po.dedupe_readonly = o.dedupe_readonly;
+  po.earlier = earlier;
+  po.most_valuable_first = o.most_valuable_first;
+  PlannedWork work;
+  work.plan = plan_rounds(scan, matches, po);
+  work.planned = planned_bytes_by_subvolume(scan, work.plan);
+  work.extents = destination_extents(scan, work.plan);
+  r.would_free.add(predicted_freed(work.extents));
+  r.whole_file_groups += matches.whole_file_groups;
+  r.partial_groups += matches.partial_groups;
+  r.planned_bytes += work.plan.planned_bytes;
+  r.planned_rounds += work.plan.rounds.size();
+  r.readonly_ranges_left += work.plan.readonly_members_skipped;
+  if (o.list_groups)
+    if (auto ok = r.groups.add(list_groups(scan, matches, work.plan)); !ok && r.error.empty())
+      r.error = ok.error().message();
+  matches.groups.clear();  // the plan holds what dedupe needs
+  matches.groups.shrink_to_fit();
+  release_free_heap();
+  return work;
+}
+
+DedupeStats dedupe_planned(const ScanResult& scan, const DedupePlan& plan, const JobOptions& o,
+                           ProgressSink* progress, FilesystemReport& r) {
+  DedupeOptions dopt;
+  dopt.io_threads = o.io_threads ? o.io_threads : default_io_threads(r.roots.front());
+  r.io_threads = dopt.io_threads;
+  dopt.prefetch = o.prefetch;
+  dopt.stop = o.stop;
+  report_progress(progress, "dedupe", 0, plan.planned_bytes);
+  if (progress)
+    dopt.on_progress = [&](uint64_t done) { progress->progress("dedupe", done, plan.planned_bytes); };
+  dopt.scan_started = r.started_at;
+  std::vector<uint8_t> started;
+  if (o.most_valuable_first) dopt.round_started = &started;
+  auto stats = run_dedupe(scan, plan, dopt);
+  r.deduped = true;
+  if (o.most_valuable_first) list_work(scan, plan, started, r.work);
+  return stats;
+}
+
+void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
+                         FilesystemReport& r) {
+  auto fd = btrfs::Fd::open(scan.roots.front().path, O_RDONLY | O_NONBLOCK);
+  if (fd) ::syncfs(fd->get());
+  auto freed = fd ? measure_freed(fd->get(), extents) : btrfs::Result<FreedSpace>(fd.error());
+  if (!freed) {
+    if (r.error.empty()) r.error = "reading the extent tree after dedupe: " + freed.error().message();
+    return;
+  }
+  r.freed.add(*freed);
+}
+
+void settle_allocated_after(FilesystemReport& r) {
+  r.after.allocated_bytes = r.before.allocated_bytes - std::min(r.freed.bytes, r.before.allocated_bytes);
+}
+
+void add_freed_by_subvolume(FilesystemReport& r) {
+  for (auto& s : r.per_subvolume) {
+    const auto f = r.freed.by_subvolume.find(s.id);
+    const auto w = r.would_free.by_subvolume.find(s.id);
+    if (f != r.freed.by_subvolume.end()) s.freed_bytes = f->second;
+    if (w != r.would_free.by_subvolume.end()) s.would_free_bytes = w->second;
+  }
+}
+
+void record_in_catalog(CatalogSession* catalog, const ScanResult& scan, const ScanResult* after,
+                       FilesystemReport& r) {
+  if (!catalog) return;
+  RunRecord run;
+  run.started = r.started;
+  run.finished = static_cast<int64_t>(std::time(nullptr));
+  for (const auto& root : r.roots) run.roots += (run.roots.empty() ? "" : "\n") + root;
+  run.files = r.files;
+  run.bytes_read = r.fingerprints.bytes_read;
+  run.bytes_deduped = r.dedupe.bytes_deduped;
+  const auto eagain = r.dedupe.errors_by_code.find(EAGAIN);
+  run.complete = r.deduped && !r.dedupe.stopped && !r.dedupe.no_space &&
+                 r.dedupe.ranges_not_tried == 0 &&
+                 (eagain == r.dedupe.errors_by_code.end() || eagain->second == 0);
+  if (auto ok = catalog->record(scan, after, run); !ok && r.error.empty())
+    r.error = ok.error().message();
+}
+
+}  // namespace btrdedupe

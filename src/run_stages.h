@@ -1,0 +1,64 @@
+// The stages a filesystem's run goes through whether it holds the tree whole
+// (src/filesystem_run.h) or reads it in windows (src/windowed_run.h): match and plan,
+// dedupe, measure the space freed, record in the hashfile. Each adds its figures to the
+// filesystem's report, so a windowed run's report sums its windows'.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "src/catalog_session.h"
+#include "src/dedupe_engine.h"
+#include "src/dedupe_plan.h"
+#include "src/fingerprint.h"
+#include "src/freed_space.h"
+#include "src/job.h"
+#include "src/tree_scan.h"
+
+namespace btrdedupe {
+
+using Clock = std::chrono::steady_clock;
+
+// Seconds since `t`, for PhaseSeconds.
+double since(Clock::time_point t);
+
+// A progress event, when someone listens.
+void report_progress(ProgressSink* sink, const char* phase, uint64_t done, uint64_t total);
+
+struct PlannedWork {
+  DedupePlan plan;
+  std::map<uint64_t, uint64_t> planned;  // bytes by destination subvolume
+  std::vector<PhysicalExtent> extents;   // that its destination ranges reference
+};
+
+// Matches the fingerprinted files of `scan` (and frees their sums), plans the rounds, and
+// adds the figures to `r`. `earlier`: PlanOptions::earlier (a window of a windowed run).
+PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const JobOptions& o,
+                           const std::vector<bool>* earlier, ProgressSink* progress,
+                           FilesystemReport& r);
+
+// Runs the plan's rounds with the job's workers.
+DedupeStats dedupe_planned(const ScanResult& scan, const DedupePlan& plan, const JobOptions& o,
+                           ProgressSink* progress, FilesystemReport& r);
+
+// After a dedupe: the destination extents the extent tree no longer holds, once the
+// transaction committed. A failure to look is the run's error; the dedupe stands.
+void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
+                         FilesystemReport& r);
+
+// The space of the scanned extents after the run: what was allocated less what is gone
+// (an extent no scanned file references any more counts until it is freed). Once the
+// confirmation's per-window or whole figures are in.
+void settle_allocated_after(FilesystemReport& r);
+
+// Once r.per_subvolume is filled: each subvolume's share of the space freed and of what the
+// plan would free.
+void add_freed_by_subvolume(FilesystemReport& r);
+
+// Records the run in the hashfile, when there is one; a failure to do so is the run's error.
+void record_in_catalog(CatalogSession* catalog, const ScanResult& scan, const ScanResult* after,
+                       FilesystemReport& r);
+
+}  // namespace btrdedupe

@@ -1,0 +1,124 @@
+#include "src/run_mode.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace btrdedupe {
+namespace {
+
+// How the trees answer when a way is tried, for walking the choice as run_job does.
+struct Trees {
+  bool incremental_possible = false;   // the hashfile gives an incremental scan
+  bool windows_possible = true;        // windowed_scan gives a base
+  bool more_than_cap = false;          // a capped whole scan stops with EFBIG
+};
+
+// The ways a run tries, in order, until one reads the trees (or ends the run).
+std::vector<RunMode> modes_tried(RunFacts facts, const Trees& trees) {
+  std::vector<RunMode> tried;
+  for (;;) {
+    const RunMode mode = next_run_mode(facts);
+    tried.push_back(mode);
+    switch (mode) {
+      case RunMode::Incremental:
+        if (trees.incremental_possible) return tried;
+        facts.incremental_declined = true;
+        break;
+      case RunMode::Windows:
+        if (trees.windows_possible) return tried;
+        facts.windows_declined = true;
+        break;
+      case RunMode::WholeCapped:
+        if (!trees.more_than_cap) return tried;
+        facts.too_many_files = true;
+        break;
+      default:
+        return tried;
+    }
+    if (tried.size() > 8) return tried;  // a loop: the test fails on the sequence
+  }
+}
+
+RunFacts no_hashfile() {
+  RunFacts f;
+  f.may_take_windows = true;  // a temporary catalog serves the windows
+  return f;
+}
+
+RunFacts hashfile(bool may_take_windows) {
+  RunFacts f;
+  f.catalog = true;
+  f.may_take_windows = may_take_windows;
+  return f;
+}
+
+using enum RunMode;
+
+TEST(RunMode, AnUnchangedHashfileReadsNoTree) {
+  RunFacts f = hashfile(true);
+  f.unchanged = true;
+  EXPECT_EQ(next_run_mode(f), Unchanged);
+  f.nothing_selected = true;  // the last run's record stands, selection or not
+  EXPECT_EQ(next_run_mode(f), Unchanged);
+}
+
+TEST(RunMode, UnchangedMeansNothingWithoutAHashfile) {
+  RunFacts f = no_hashfile();
+  f.unchanged = true;
+  EXPECT_EQ(next_run_mode(f), WholeCapped);
+}
+
+TEST(RunMode, AHashfileTriesAnIncrementalScanFirst) {
+  EXPECT_EQ(modes_tried(hashfile(true), {.incremental_possible = true}),
+            (std::vector{Incremental}));
+  RunFacts f = hashfile(true);
+  f.windows_requested = true;
+  EXPECT_EQ(modes_tried(f, {.incremental_possible = true}), (std::vector{Incremental}));
+}
+
+TEST(RunMode, AFlatSelectionOfNoSubvolumeScansNothing) {
+  RunFacts f = hashfile(true);
+  f.nothing_selected = true;
+  EXPECT_EQ(modes_tried(f, {.incremental_possible = true}), (std::vector{NothingSelected}));
+  f = no_hashfile();
+  f.nothing_selected = true;
+  f.windows_requested = true;
+  EXPECT_EQ(modes_tried(f, {}), (std::vector{NothingSelected}));
+}
+
+TEST(RunMode, AWholeRunIsCappedWhereWindowsCouldFollow) {
+  EXPECT_EQ(modes_tried(no_hashfile(), {}), (std::vector{WholeCapped}));
+  EXPECT_EQ(modes_tried(hashfile(true), {}), (std::vector{Incremental, WholeCapped}));
+}
+
+TEST(RunMode, PastTheCapTheRunTakesWindows) {
+  EXPECT_EQ(modes_tried(no_hashfile(), {.more_than_cap = true}),
+            (std::vector{WholeCapped, Windows}));
+  EXPECT_EQ(modes_tried(hashfile(true), {.more_than_cap = true}),
+            (std::vector{Incremental, WholeCapped, Windows}));
+}
+
+TEST(RunMode, PastTheCapWithoutWindowsTheRunReadsWholeUncapped) {
+  EXPECT_EQ(modes_tried(no_hashfile(), {.windows_possible = false, .more_than_cap = true}),
+            (std::vector{WholeCapped, Windows, Whole}));
+}
+
+TEST(RunMode, WindowsAskedForComeFirstAndUncapped) {
+  RunFacts f = no_hashfile();
+  f.windows_requested = true;
+  EXPECT_EQ(modes_tried(f, {.more_than_cap = true}), (std::vector{Windows}));
+  // Windows that cannot be taken leave a whole scan without the cap: -B asked for no cap.
+  EXPECT_EQ(modes_tried(f, {.windows_possible = false, .more_than_cap = true}),
+            (std::vector{Windows, Whole}));
+}
+
+TEST(RunMode, AHashfileThatMayNotTakeWindowsReadsWhole) {
+  RunFacts f = hashfile(false);
+  EXPECT_EQ(modes_tried(f, {.more_than_cap = true}), (std::vector{Incremental, Whole}));
+  f.windows_requested = true;
+  EXPECT_EQ(modes_tried(f, {.more_than_cap = true}), (std::vector{Incremental, Whole}));
+}
+
+}  // namespace
+}  // namespace btrdedupe
