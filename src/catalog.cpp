@@ -401,7 +401,19 @@ btrfs::Result<void> Catalog::set_subvolume_generations(
   return {};
 }
 
-btrfs::Result<void> Catalog::add_run(const RunRecord& run) {
+btrfs::Result<void> Catalog::add_run(const RunRecord& run, bool of_scope) {
+  // meta.scope_run_started: the start of the latest run of the catalog's roots. Catalogs
+  // from before it have none, and their latest run is one: kept at the first other run.
+  std::optional<int64_t> scope_started = run.started;
+  if (!of_scope) {
+    Stmt have(prepare("SELECT 1 FROM meta WHERE key='scope_run_started'"));
+    scope_started = have && have.row() ? std::nullopt : last_run_started();
+  }
+  if (scope_started) {
+    Stmt put(prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('scope_run_started', ?)"));
+    put.bind_text(1, std::to_string(*scope_started));
+    if (put.step() != SQLITE_DONE) return error("recording the run");
+  }
   Stmt s(prepare("INSERT INTO runs(started, finished, roots, files, bytes_read, bytes_deduped, "
                  "exit_code) VALUES(?, ?, ?, ?, ?, ?, ?)"));
   s.bind(1, run.started);
@@ -434,6 +446,8 @@ std::vector<RunRecord> Catalog::runs() const {
 }
 
 std::optional<int64_t> Catalog::last_run_started() const {
+  Stmt m(prepare("SELECT value FROM meta WHERE key='scope_run_started'"));
+  if (m && m.row()) return std::stoll(m.text(0));
   Stmt s(prepare("SELECT max(started) FROM runs"));
   if (!s || !s.row() || s.null(0)) return std::nullopt;
   return s.col(0);
