@@ -402,17 +402,15 @@ btrfs::Result<void> Catalog::set_subvolume_generations(
 }
 
 btrfs::Result<void> Catalog::add_run(const RunRecord& run, bool of_scope) {
-  // meta.scope_run_started: the start of the latest run of the catalog's roots. Catalogs
-  // from before it have none, and their latest run is one: kept at the first other run.
-  std::optional<int64_t> scope_started = run.started;
+  // meta.scope_run: the id of the latest run of the catalog's roots. Catalogs from before
+  // it have none, and their latest run is one: named at the first other run.
   if (!of_scope) {
-    Stmt have(prepare("SELECT 1 FROM meta WHERE key='scope_run_started'"));
-    scope_started = have && have.row() ? std::nullopt : last_run_started();
-  }
-  if (scope_started) {
-    Stmt put(prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('scope_run_started', ?)"));
-    put.bind_text(1, std::to_string(*scope_started));
-    if (put.step() != SQLITE_DONE) return error("recording the run");
+    Stmt have(prepare("SELECT 1 FROM meta WHERE key='scope_run'"));
+    if (!(have && have.row()))
+      if (auto ok = exec("INSERT INTO meta(key, value) "
+                         "SELECT 'scope_run', id FROM runs ORDER BY id DESC LIMIT 1");
+          !ok)
+        return ok;
   }
   Stmt s(prepare("INSERT INTO runs(started, finished, roots, files, bytes_read, bytes_deduped, "
                  "exit_code) VALUES(?, ?, ?, ?, ?, ?, ?)"));
@@ -424,6 +422,11 @@ btrfs::Result<void> Catalog::add_run(const RunRecord& run, bool of_scope) {
   s.bind(6, as_int(run.bytes_deduped));
   s.bind(7, run.exit_code);
   if (s.step() != SQLITE_DONE) return error("recording the run");
+  if (of_scope) {
+    Stmt put(prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('scope_run', ?)"));
+    put.bind_text(1, std::to_string(sqlite3_last_insert_rowid(db_)));
+    if (put.step() != SQLITE_DONE) return error("recording the run");
+  }
   return {};
 }
 
@@ -446,9 +449,10 @@ std::vector<RunRecord> Catalog::runs() const {
 }
 
 std::optional<int64_t> Catalog::last_run_started() const {
-  Stmt m(prepare("SELECT value FROM meta WHERE key='scope_run_started'"));
-  if (m && m.row()) return std::stoll(m.text(0));
-  Stmt s(prepare("SELECT max(started) FROM runs"));
+  Stmt s(prepare("SELECT CASE WHEN EXISTS(SELECT 1 FROM meta WHERE key='scope_run') "
+                 "THEN (SELECT started FROM runs WHERE id = "
+                 "(SELECT CAST(value AS INTEGER) FROM meta WHERE key='scope_run')) "
+                 "ELSE (SELECT max(started) FROM runs) END"));
   if (!s || !s.row() || s.null(0)) return std::nullopt;
   return s.col(0);
 }

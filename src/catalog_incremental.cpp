@@ -296,7 +296,7 @@ btrfs::Result<void> CatalogSession::check_directory(uint64_t subvolume, uint64_t
 
 btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanResult& scan,
                                                                         CatalogStats& stats) {
-  stats.incremental = !windowed_;
+  stats.incremental = !windowed_ && !side_run_;  // a side run read its roots whole
   if (windowed_ && !writing_) {  // the whole run's rows in one transaction, as a full run's
     if (auto ok = catalog_->begin(); !ok) return ok.error();
     writing_ = true;

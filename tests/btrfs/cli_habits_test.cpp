@@ -186,6 +186,7 @@ TEST_F(CliHabitsTest, HashfileRunOfASubfolderUsesTheCataloguedTwinsOutsideIt) {
   EXPECT_EQ(j["totals"]["whole_file_groups"], 2) << out;
   EXPECT_EQ(j["totals"]["bytes_deduped"], 5 << 20) << out;
   EXPECT_EQ(j["filesystems"][0]["catalog"]["stale_rows"], 0) << out;
+  EXPECT_EQ(j["filesystems"][0]["catalog"]["incremental"], false) << out;  // read whole
   EXPECT_EQ(exclusive("b/sub"), 0u);
   EXPECT_TRUE(shared("b/sub/x"));
   EXPECT_TRUE(shared("b/sub/y"));
