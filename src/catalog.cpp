@@ -401,7 +401,17 @@ btrfs::Result<void> Catalog::set_subvolume_generations(
   return {};
 }
 
-btrfs::Result<void> Catalog::add_run(const RunRecord& run) {
+btrfs::Result<void> Catalog::add_run(const RunRecord& run, bool of_scope) {
+  // meta.scope_run: the id of the latest run of the catalog's roots. Catalogs from before
+  // it have none, and their latest run is one: named at the first other run.
+  if (!of_scope) {
+    Stmt have(prepare("SELECT 1 FROM meta WHERE key='scope_run'"));
+    if (!(have && have.row()))
+      if (auto ok = exec("INSERT INTO meta(key, value) "
+                         "SELECT 'scope_run', id FROM runs ORDER BY id DESC LIMIT 1");
+          !ok)
+        return ok;
+  }
   Stmt s(prepare("INSERT INTO runs(started, finished, roots, files, bytes_read, bytes_deduped, "
                  "exit_code) VALUES(?, ?, ?, ?, ?, ?, ?)"));
   s.bind(1, run.started);
@@ -412,6 +422,11 @@ btrfs::Result<void> Catalog::add_run(const RunRecord& run) {
   s.bind(6, as_int(run.bytes_deduped));
   s.bind(7, run.exit_code);
   if (s.step() != SQLITE_DONE) return error("recording the run");
+  if (of_scope) {
+    Stmt put(prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('scope_run', ?)"));
+    put.bind_text(1, std::to_string(sqlite3_last_insert_rowid(db_)));
+    if (put.step() != SQLITE_DONE) return error("recording the run");
+  }
   return {};
 }
 
@@ -434,7 +449,10 @@ std::vector<RunRecord> Catalog::runs() const {
 }
 
 std::optional<int64_t> Catalog::last_run_started() const {
-  Stmt s(prepare("SELECT max(started) FROM runs"));
+  Stmt s(prepare("SELECT CASE WHEN EXISTS(SELECT 1 FROM meta WHERE key='scope_run') "
+                 "THEN (SELECT started FROM runs WHERE id = "
+                 "(SELECT CAST(value AS INTEGER) FROM meta WHERE key='scope_run')) "
+                 "ELSE (SELECT max(started) FROM runs) END"));
   if (!s || !s.row() || s.null(0)) return std::nullopt;
   return s.col(0);
 }

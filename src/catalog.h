@@ -125,11 +125,14 @@ class Catalog {
   // Removes every row of a subvolume (deleted, or no longer under the roots).
   btrfs::Result<void> remove_subvolume_files(uint64_t subvolume);
   btrfs::Result<void> set_subvolume_generations(const std::unordered_map<uint64_t, uint64_t>& gens);
-  btrfs::Result<void> add_run(const RunRecord& run);
+  // `of_scope`: a run of the catalog's own roots; false for a run of subfolders of them
+  // (CatalogSession), which leaves last_run_started() as it was.
+  btrfs::Result<void> add_run(const RunRecord& run, bool of_scope = true);
   btrfs::Result<void> commit();
 
   std::vector<RunRecord> runs() const;
-  // When the latest recorded run started (unix seconds); nullopt before the first.
+  // When the latest recorded run of the catalog's own roots started (unix seconds; the
+  // generations it recorded date from then); nullopt before the first.
   std::optional<int64_t> last_run_started() const;
 
   // Totals for -L / --stats.

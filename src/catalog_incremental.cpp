@@ -40,8 +40,29 @@ std::unordered_map<uint64_t, std::vector<uint64_t>> readonly_snapshots(const Sca
 
 }  // namespace
 
+btrfs::Result<std::optional<ScanResult>> CatalogSession::side_scan(
+    btrfs::Result<std::unique_ptr<IncrementalScan>> scan, ScanResult out) {
+  // Read whole, as a full scan reads it (the full scan says what is wrong), read-only
+  // snapshots folded as in windows: then its twins outside the roots join as an
+  // incremental run's.
+  if (!scan || !*scan) return std::optional<ScanResult>{};
+  incremental_ = std::move(*scan);
+  for (;;) {
+    auto more = incremental_->read_window(out, SIZE_MAX);
+    if (!more) return more.error();
+    if (!*more) break;
+  }
+  incremental_->finish(out);
+  return std::optional<ScanResult>{std::move(out)};
+}
+
 btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
     const std::vector<std::string>& roots, const ScanOptions& options) {
+  if (side_run_) {
+    ScanResult out;
+    auto scan = IncrementalScan::of_roots(roots, options, out);
+    return side_scan(std::move(scan), std::move(out));
+  }
   recorded_generations_ = catalog_->subvolume_generations();
   // A first run, or one that must match every file again (Catalog::pending).
   if (recorded_generations_.empty() || rescan_all_) return std::optional<ScanResult>{};
@@ -55,6 +76,11 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
 btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
     const std::string& fs_path, const std::vector<SubvolumeRoot>& flat,
     const ScanOptions& options) {
+  if (side_run_) {
+    ScanResult out;
+    auto scan = IncrementalScan::of_subvolumes(fs_path, flat, options, out);
+    return side_scan(std::move(scan), std::move(out));
+  }
   recorded_generations_ = catalog_->subvolume_generations();
   // A first run, or one that must match every file again (Catalog::pending).
   if (recorded_generations_.empty() || rescan_all_) return std::optional<ScanResult>{};
@@ -258,7 +284,7 @@ btrfs::Result<void> CatalogSession::check_directory(uint64_t subvolume, uint64_t
 
 btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanResult& scan,
                                                                         CatalogStats& stats) {
-  stats.incremental = !windowed_;
+  stats.incremental = !windowed_ && !side_run_;  // a side run read its roots whole
   if (windowed_ && !writing_) {  // the whole run's rows in one transaction, as a full run's
     if (auto ok = catalog_->begin(); !ok) return ok.error();
     writing_ = true;
@@ -330,6 +356,11 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
           if (!same_state(*row, state->item)) return {};
           auto added = incremental_->add(scan, subvolume, inode, *state);
           if (!added) return added.error();
+          if (*added != Outcome::Added && side_run_) {
+            // Outside the roots of a side run: a source, and its row stays either way.
+            auto outside = incremental_->add_outside(scan, subvolume, inode, *state);
+            return outside ? btrfs::Result<void>{} : btrfs::Result<void>(outside.error());
+          }
           if (*added != Outcome::Added) {
             stale_.insert(key);
             return {};
@@ -401,6 +432,7 @@ btrfs::Result<uint64_t> CatalogSession::generation_after_dedupe(uint64_t subvolu
 btrfs::Result<void> CatalogSession::record_incremental(const ScanResult& scan,
                                                        const ScanResult* after,
                                                        const RunRecord& run) {
+  if (side_run_) return record_side_run(run);
   std::unordered_map<uint64_t, uint64_t> gens;
   for (const auto& sv : scan.subvolumes) gens[sv.id] = generations_at_start_[sv.id];
   if (after) {

@@ -21,6 +21,7 @@
 #include "btrfs/subvolume.h"
 #include "src/content_hash.h"
 #include "src/file_extent_index.h"
+#include "src/root_paths.h"
 
 namespace btrdedupe {
 namespace {
@@ -212,7 +213,12 @@ btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& o
   auto info = btrfs::read_fs_info(fd->get());
   if (!info) return info.error();
   if (auto ok = catalog_->bind(info->fsid_string()); !ok) return ok.error();
-  if (auto ok = catalog_->set_scope(scope); !ok) return ok.error();
+  // Subfolders of the catalog's roots: its rows serve them as they are (a side run).
+  const auto old = catalog_->scope();
+  side_run_ = old && old->options == scope.options && old->roots != scope.roots &&
+              paths_within(scope.roots, old->roots);
+  if (!side_run_)
+    if (auto ok = catalog_->set_scope(scope); !ok) return ok.error();
 
   // A subvolume's generation (its root item) only moves when a transaction commits: a file
   // changed in the last seconds (up to the 30 s commit interval) would look unchanged.
@@ -285,6 +291,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
       ++stats.files_known;
   }
   free_storage(has_row);
+  if (side_run_) stale.clear();  // outside its roots, not gone
   stats.stale_rows = stale.size();  // removed now, in the run's transaction
   const bool other_rows = rows > stale.size();
 
@@ -350,10 +357,32 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   return fp;
 }
 
+// A side run's record: the rows it fingerprinted (written already by a full scan's
+// fingerprint(), kept until now by side_scan's) and the rows of files it found gone, and
+// the run. The generations stay those of the catalog's last run of its own roots.
+btrfs::Result<void> CatalogSession::record_side_run(const RunRecord& run) {
+  if (!writing_) {
+    if (auto ok = catalog_->begin(); !ok) return ok;
+    writing_ = true;
+  }
+  for (const auto& [key, entry] : fingerprinted_)
+    if (auto ok = catalog_->put_file(key, entry.row, entry.blocks); !ok) return ok;
+  for (const auto& key : stale_)
+    if (auto ok = catalog_->remove_file(key); !ok) return ok;
+  // Duplicates it left are duplicates of the catalog's scope too; those it did not look
+  // at may still wait.
+  if (!run.complete)
+    if (auto ok = catalog_->set_pending(true); !ok) return ok;
+  if (auto ok = catalog_->add_run(run, false); !ok) return ok;
+  writing_ = false;
+  return catalog_->commit();
+}
+
 btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanResult* after,
                                            const RunRecord& run) {
   if (windowed_) return record_windowed(scan, after, run);
   if (incremental_) return record_incremental(scan, after, run);
+  if (side_run_) return record_side_run(run);
   if (!writing_) {  // nothing changed, nothing was read: only the run is new
     if (auto ok = catalog_->begin(); !ok) return ok;
     writing_ = true;

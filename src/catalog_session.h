@@ -10,6 +10,15 @@
 // Otherwise (a new subvolume, another scope, a first run) the trees are read whole and a
 // file counts as changed when the catalog has no row for it or its size, mtime or inode
 // flags differ; only changed files and their candidate twins are fingerprinted and matched.
+//
+// Subfolder rule: a run whose roots all lie at or below the catalog's roots, with the same
+// options, is a *side run*: it keeps the catalog's scope, generations and run of record
+// (last_run_started), and reads its own roots whole. Its files are fingerprinted and
+// looked up in the catalog, and the catalogued twins found are verified against the tree
+// like an incremental run's candidates; those outside its roots join as sources only
+// (ScannedFile::outside_roots), never destinations. It writes the rows of the files it
+// fingerprinted and removes only rows whose file it found gone: a row it does not see is
+// not gone, only outside its roots. It never clears Catalog::pending.
 #pragma once
 
 #include <cstdint>
@@ -91,8 +100,9 @@ class CatalogSession {
   // Whether this run may be read in windows: the catalog holds no file's row yet, or the
   // run matches every file again anyway (an earlier run left duplicates pending), so its
   // rows are rewritten from scratch.
+  // Never in a side run (its rows outside the roots must stay).
   bool may_take_windows() const {
-    return rescan_all_ || catalog_->files_per_subvolume().empty();
+    return !side_run_ && (rescan_all_ || catalog_->files_per_subvolume().empty());
   }
   // After fingerprint() of a window: which of its files (by index) are catalogued files of
   // earlier windows, joined as possible twins (PlanOptions::earlier).
@@ -141,6 +151,11 @@ class CatalogSession {
   // This dedupe run fingerprints and matches every file, not only those changed since the
   // last run: that run left duplicates it found without a dedupe (Catalog::pending).
   bool rescan_all_ = false;
+  // The roots are subfolders of the catalog's (the subfolder rule above).
+  bool side_run_ = false;
+  btrfs::Result<std::optional<ScanResult>> side_scan(
+      btrfs::Result<std::unique_ptr<IncrementalScan>> scan, ScanResult out);
+  btrfs::Result<void> record_side_run(const RunRecord& run);
   btrfs::Result<uint64_t> generation_after_dedupe(uint64_t subvolume, uint64_t start,
                                                   uint64_t now, const ScanResult& scan,
                                                   const ScanResult& after);

@@ -5,13 +5,15 @@
 //   1. the layout whose physical extent is already referenced the most in the scan (so the
 //      extents that stay alive are the ones many files and snapshots hold anyway);
 //   2. a layout with a member in a read-only subvolume, or holding data that read-only
-//      snapshots also hold (ScannedFile::readonly_alias): those extents stay alive anyway;
+//      snapshots also hold (ScannedFile::readonly_alias), or outside the run's roots
+//      (ScannedFile::outside_roots): those extents stay alive anyway;
 //   3. the least fragmented member (fewest extents in the range);
 //   4. the oldest: lowest scan order (stable and deterministic).
 // Destinations are the members whose layout differs from the target's. Members in
 // read-only subvolumes are never destinations unless allowed, nor are members whose extents
 // read-only snapshots also hold (sharing them would free nothing); members already sharing
-// the target's storage are never touched.
+// the target's storage are never touched. Members outside the run's roots are never
+// destinations, whatever the options.
 #pragma once
 
 #include <cstdint>

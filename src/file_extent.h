@@ -31,6 +31,9 @@ struct ScannedFile {
   // what its regular extents leave uncovered is then not only holes, so it has no hole map
   // and never matches as a whole file (src/content_hash.h).
   bool inline_data = false;
+  // A catalogued twin from outside the run's roots (a --hashfile run of a subfolder of the
+  // catalog's roots): a dedupe source only, never a destination.
+  bool outside_roots = false;
 
   bool nodatasum() const { return inode_flags & btrfs::kInodeNoDataSum; }
   btrfs::Timespec mtime() const { return {mtime_sec, mtime_nsec}; }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <tuple>
 
@@ -192,6 +193,82 @@ btrfs::Result<IncrementalScan::Outcome> IncrementalScan::place(ScanResult* into,
   return Outcome::OutOfScope;
 }
 
+btrfs::Result<std::optional<std::string>> IncrementalScan::top_directory(uint64_t subvolume) {
+  for (const Place& place : places_) {
+    if (place.subvolume != subvolume) continue;
+    char* real = ::realpath(roots_[place.root].c_str(), nullptr);
+    if (!real) continue;
+    std::string path = real;
+    std::free(real);
+    if (place.top_inode == BTRFS_FIRST_FREE_OBJECTID) {
+      if (!place.prefix.empty()) path += "/" + place.prefix;
+    } else {
+      // A root inside the subvolume: its path ends with the root's path below the top.
+      auto below = inodes(subvolume).directory_below(place.top_inode, BTRFS_FIRST_FREE_OBJECTID);
+      if (!below) return below.error();
+      if (!*below || (*below)->empty()) continue;
+      const std::string tail = "/" + **below;
+      if (path.size() < tail.size() || path.compare(path.size() - tail.size(), tail.size(), tail))
+        continue;
+      path.resize(path.size() - tail.size());
+      if (path.empty()) path = "/";
+    }
+    // Proven, not guessed: the subvolume's top directory itself (not a bind mount's look-alike).
+    auto fd = btrfs::Fd::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
+    if (!fd) continue;
+    struct stat st {};
+    auto id = btrfs::subvolume_id(fd->get());
+    if (::fstat(fd->get(), &st) != 0 || st.st_ino != BTRFS_FIRST_FREE_OBJECTID || !id ||
+        *id != subvolume)
+      continue;
+    return std::optional<std::string>{path};
+  }
+  return std::optional<std::string>{};
+}
+
+btrfs::Result<IncrementalScan::Outcome> IncrementalScan::add_outside(ScanResult& out,
+                                                                     uint64_t subvolume,
+                                                                     uint64_t inode,
+                                                                     const InodeState& state) {
+  if (!state.item.is_regular() || state.parent == 0) return Outcome::OutOfScope;
+  if (state.item.size < options_.min_file_size) return Outcome::OutOfScope;
+  auto root = outside_roots_.find(subvolume);
+  if (root == outside_roots_.end()) {
+    auto top = top_directory(subvolume);
+    if (!top) return top.error();
+    std::optional<uint32_t> index;
+    if (*top) {
+      index = static_cast<uint32_t>(out.roots.size());
+      out.roots.push_back({**top, false});
+    }
+    root = outside_roots_.emplace(subvolume, index).first;
+  }
+  if (!root->second) return Outcome::OutOfScope;
+  auto dir = inodes(subvolume).directory_below(state.parent, BTRFS_FIRST_FREE_OBJECTID);
+  if (!dir) return dir.error();
+  if (!*dir) return Outcome::OutOfScope;
+  if (state.extents.empty()) return Outcome::NoData;
+  const auto file = static_cast<uint32_t>(out.files.size());
+  ScannedFile f;
+  f.subvolume = subvolume;
+  f.inode = inode;
+  f.size = state.item.size;
+  f.inode_flags = state.item.flags;
+  f.parent = state.parent;
+  f.set_mtime(state.item.mtime);
+  f.inline_data = state.passed_over.inline_extents > 0;
+  f.outside_roots = true;
+  f.root = *root->second;
+  f.path_node = out.paths.add(PathTable::kRoot, join_relative(**dir, state.name));
+  out.files.push_back(f);
+  for (FileExtent e : state.extents) {
+    e.file = file;
+    out.extents.push_back(e);
+  }
+  out.passed_over.add(state.passed_over);
+  return Outcome::Added;
+}
+
 btrfs::Result<bool> IncrementalScan::read_window(ScanResult& out, size_t max_files) {
   directory_nodes_.clear();  // a new window has its own path table
   if (!family_) family_.emplace(options_.fold_readonly_aliases ? out.subvolumes
@@ -205,7 +282,9 @@ btrfs::Result<bool> IncrementalScan::read_window(ScanResult& out, size_t max_fil
     // Read in chunks of the room left: files folded or out of scope take none of it.
     do {
       Chunk chunk;
-      const size_t room = max_files - std::min(max_files, out.files.size());
+      // Bounded too when the window is not (a side run reads its roots in one).
+      constexpr size_t kChunkFiles = 16384;
+      const size_t room = std::min(kChunkFiles, max_files - std::min(max_files, out.files.size()));
       auto next = inodes(subvolume).read_from(window_next_, [&](uint64_t inode, InodeState& state) {
         if (state.item.is_regular()) chunk.emplace_back(inode, std::move(state));
         return chunk.size() < room;

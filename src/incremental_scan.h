@@ -65,6 +65,14 @@ class IncrementalScan {
                              const InodeState& state) {
     return place(&out, subvolume, inode, state);
   }
+  // A file of a scanned subvolume that is not below the roots (a --hashfile run of a
+  // subfolder of the catalog's roots takes catalogued twins from there): added to `out` as
+  // a source only (ScannedFile::outside_roots), under an extra root for its subvolume's
+  // top directory as a root reaches it, so that it can be opened. OutOfScope: not a
+  // regular file, smaller than --min-size, or the top directory not reachable through a
+  // root (a subfolder mounted by itself); NoData: no regular extent.
+  btrfs::Result<Outcome> add_outside(ScanResult& out, uint64_t subvolume, uint64_t inode,
+                                     const InodeState& state);
   // The files of the next window of a full scan read in windows (a run too large to hold
   // whole): reads the subvolume trees of the places sequentially from where the last window
   // stopped and adds the files the full scan would have (as add() does) until `out` holds
@@ -110,8 +118,14 @@ class IncrementalScan {
                                  std::vector<bool>& folded);
   btrfs::Result<void> mark_aliases(ScanResult& out, uint64_t subvolume, const Chunk& chunk);
 
+  // The absolute path of `subvolume`'s top directory, from a root below it; nullopt: none.
+  btrfs::Result<std::optional<std::string>> top_directory(uint64_t subvolume);
+
   btrfs::Fd fd_;
   ScanOptions options_;
+  // add_outside(): the root (index in the scan result) of each subvolume's top directory;
+  // nullopt when no root reaches it.
+  std::map<uint64_t, std::optional<uint32_t>> outside_roots_;
   std::vector<Place> places_;
   std::map<uint64_t, SubvolumeInodes> inodes_;
   std::vector<std::string> roots_;

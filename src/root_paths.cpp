@@ -51,4 +51,17 @@ RootPaths resolve_roots(const std::vector<std::string>& paths) {
   return out;
 }
 
+bool paths_within(const std::vector<std::string>& paths, const std::vector<std::string>& roots) {
+  auto below = [](const std::string& path, const std::string& root) {
+    if (path.compare(0, root.size(), root) != 0) return false;
+    return path.size() == root.size() || root == "/" || path[root.size()] == '/';
+  };
+  for (const auto& path : paths) {
+    bool found = false;
+    for (const auto& root : roots) found = found || below(path, root);
+    if (!found) return false;
+  }
+  return true;
+}
+
 }  // namespace btrdedupe

@@ -18,4 +18,8 @@ struct RootPaths {
 // then fails on it with its own message, as for any root.
 RootPaths resolve_roots(const std::vector<std::string>& paths);
 
+// Whether every one of `paths` is one of `roots` or lies below one (absolute paths without
+// "." or ".." components, as realpath() spells them; "/a/bc" is not below "/a/b").
+bool paths_within(const std::vector<std::string>& paths, const std::vector<std::string>& roots);
+
 }  // namespace btrdedupe

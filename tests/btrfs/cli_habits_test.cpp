@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/catalog.h"
 #include "tests/btrfs/cli_fixture.h"
 
 namespace btrdedupe::test {
@@ -139,6 +140,69 @@ TEST_F(CliHabitsTest, MaxRuntimeLeavesTheRestToTheNextRun) {
   EXPECT_NE(again.output.find("0 files new or changed since the last run"), std::string::npos)
       << again.output;
   EXPECT_NE(again.output.find(kSummary + "0\n"), std::string::npos) << again.output;
+}
+
+// A --hashfile run of a subfolder of the catalog's roots dedupes new copies there against
+// their catalogued twins outside it (verified against the tree, sources only): nothing
+// outside the subfolder is written, and the catalog keeps its scope and its rows, so the
+// next run of the full roots is incremental again.
+TEST_F(CliHabitsTest, HashfileRunOfASubfolderUsesTheCataloguedTwinsOutsideIt) {
+  const std::string root = shell_quote(path(""));
+  sh("cd " + root + " && mkdir -p a b/sub && head -c 3145728 /dev/urandom > a/x && " +
+     "head -c 2097152 /dev/urandom > a/y && cp --reflink=never a/x b/x && sync");
+  struct Hashfile {
+    std::string path = "/tmp/btrdedupe-subfolder-" + std::to_string(::getpid()) + ".hash";
+    ~Hashfile() { ::unlink(path.c_str()); }
+  } hashfile;
+  const std::string hash = " --hashfile=" + shell_quote(hashfile.path) + " ";
+  const std::string a = shell_quote(path("a")), b = shell_quote(path("b"));
+  auto rows = [&] {
+    auto c = Catalog::open(hashfile.path);  // its lock only while counting
+    EXPECT_TRUE(c) << c.error().message();
+    return c ? (*c)->counts().files : 0;
+  };
+  auto exclusive = [&](const std::string& rel) {
+    return std::stoull(sh("btrfs filesystem sync " + root + " >/dev/null && btrfs filesystem du -s --raw " +
+                          shell_quote(path(rel)) + " | awk 'NR == 2 { print $2 }'"));
+  };
+  // Names, mtimes, contents and physical extents of the files outside b/sub: a dedupe
+  // destination would get another extent (and a source keeps its own).
+  auto outside = [&] {
+    return sh("cd " + root + " && stat -c '%n %y %s' a/x a/y b/x && sha256sum a/x a/y b/x && " +
+              "for f in a/x a/y b/x; do echo $f; filefrag -v $f | awk '/^ *[0-9]+:/ { print $4 }'; done");
+  };
+
+  std::string out, err;
+  ASSERT_EQ(btrdedupe_split("-dr --json" + hash + a + " " + b, &out, &err), 0) << out << err;
+  EXPECT_TRUE(shared("b/x"));
+  EXPECT_EQ(rows(), 3u);
+  sh("cd " + root + " && cp -a --reflink=never a/x a/y b/sub/ && sync");
+  EXPECT_EQ(exclusive("b/sub"), 5u << 20);
+  const std::string before = outside();
+
+  ASSERT_EQ(btrdedupe_split("-dr --json" + hash + shell_quote(path("b/sub")), &out, &err), 0)
+      << out << err;
+  auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["totals"]["whole_file_groups"], 2) << out;
+  EXPECT_EQ(j["totals"]["bytes_deduped"], 5 << 20) << out;
+  EXPECT_EQ(j["filesystems"][0]["catalog"]["stale_rows"], 0) << out;
+  EXPECT_EQ(j["filesystems"][0]["catalog"]["incremental"], false) << out;  // read whole
+  EXPECT_EQ(exclusive("b/sub"), 0u);
+  EXPECT_TRUE(shared("b/sub/x"));
+  EXPECT_TRUE(shared("b/sub/y"));
+  EXPECT_EQ(outside(), before);
+  EXPECT_EQ(rows(), 5u);  // the copies' rows added, none outside b/sub dropped
+
+  // The full roots again: incremental (the scope and generations stayed), nothing lost.
+  sh("cd " + root + " && head -c 1048576 /dev/urandom > a/z && cp --reflink=never a/z b/z && sync");
+  ASSERT_EQ(btrdedupe_split("-dr --json" + hash + a + " " + b, &out, &err), 0) << out << err;
+  j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["filesystems"][0]["catalog"]["incremental"], true) << out;
+  EXPECT_EQ(j["filesystems"][0]["catalog"]["stale_rows"], 0) << out;
+  EXPECT_EQ(j["totals"]["whole_file_groups"], 1) << out;  // a/z and b/z only
+  EXPECT_TRUE(shared("b/z"));
+  EXPECT_EQ(rows(), 7u);
+  EXPECT_EQ(outside(), before);
 }
 
 // A run in windows (-B) on a real terminal (script(1)): one line, redrawn in place, that

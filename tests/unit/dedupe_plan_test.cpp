@@ -100,6 +100,33 @@ TEST(DedupePlan, DataThatSnapshotsAlsoHoldIsNotMoved) {
   EXPECT_EQ(plan.readonly_members_skipped, 1u);
 }
 
+// A --hashfile run of a subfolder: a catalogued twin outside its roots is the source of
+// the copy inside them, and never written to, even with --dedupe-readonly and when the
+// copy inside would win every other tie (it comes first in scan order).
+TEST(DedupePlan, TwinsOutsideTheRootsAreSourcesNeverDestinations) {
+  SyntheticFs fs;
+  const auto inside = fs.add_file(4 * kSector, seq(1, 4));
+  const auto outside = fs.add_file(4 * kSector, seq(1, 4));
+  fs.scan.files[outside].outside_roots = true;
+  PlanOptions allow;
+  allow.dedupe_readonly = true;
+  for (const PlanOptions& o : {PlanOptions{}, allow}) {
+    const auto plan = plan_rounds(fs.scan, fs.match(), o);
+    ASSERT_EQ(plan.rounds.size(), 1u);
+    EXPECT_EQ(plan.rounds[0].source.file, outside);
+    ASSERT_EQ(plan.rounds[0].destinations.size(), 1u);
+    EXPECT_EQ(plan.rounds[0].destinations[0].file, inside);
+  }
+
+  // Only outside copies differ from the chosen source: nothing to do.
+  SyntheticFs fs2;
+  const auto shared = fs2.add_file(4 * kSector, seq(1, 4));
+  fs2.add_file(4 * kSector, seq(1, 4), {}, static_cast<int>(shared));  // its reflink
+  const auto far = fs2.add_file(4 * kSector, seq(1, 4));
+  fs2.scan.files[far].outside_roots = true;
+  EXPECT_TRUE(plan_rounds(fs2.scan, fs2.match(), {}).rounds.empty());
+}
+
 TEST(DedupePlan, LongRangesSplitIntoRoundsAndManyCopiesIntoCalls) {
   SyntheticFs fs;
   for (int i = 0; i < 300; ++i) fs.add_file(10 * kSector, seq(1, 10));

@@ -55,5 +55,18 @@ TEST_F(RootPathsTest, MissingPathsAndDanglingLinksAreKeptForTheScanToReport) {
   EXPECT_TRUE(r.notes.empty());
 }
 
+// A --hashfile run of subfolders of the catalog's roots keeps the catalog's scope.
+TEST(PathsWithin, SubfoldersAndTheRootsThemselvesAreWithinOthersAreNot) {
+  EXPECT_TRUE(paths_within({"/mnt/b/sub"}, {"/mnt/a", "/mnt/b"}));
+  EXPECT_TRUE(paths_within({"/mnt/b", "/mnt/a/x/y"}, {"/mnt/a", "/mnt/b"}));
+  EXPECT_TRUE(paths_within({"/mnt/a"}, {"/mnt/a"}));
+  EXPECT_TRUE(paths_within({"/mnt/a"}, {"/"}));
+  EXPECT_FALSE(paths_within({"/mnt/bc"}, {"/mnt/b"}));    // a sibling sharing a prefix
+  EXPECT_FALSE(paths_within({"/mnt"}, {"/mnt/a"}));       // above the root
+  EXPECT_FALSE(paths_within({"/mnt/b/sub", "/mnt/c"}, {"/mnt/a", "/mnt/b"}));
+  EXPECT_FALSE(paths_within({"/mnt/a"}, {}));
+  EXPECT_TRUE(paths_within({}, {"/mnt/a"}));
+}
+
 }  // namespace
 }  // namespace btrdedupe
