@@ -109,12 +109,9 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::windowed_scan(
 btrfs::Result<std::optional<ScanResult>> CatalogSession::start_windows(
     btrfs::Result<std::unique_ptr<IncrementalScan>> scan, ScanResult base) {
   if (!scan) return scan.error();
-  // Rows of an earlier run would need a merge against the whole scan (stale rows, changed
-  // files): such a run scans whole.
-  if (!*scan || !may_take_windows())
-    return std::optional<ScanResult>{};
-  // A run that matches every file again writes every row again: the old ones go first, in
-  // the run's transaction (a run that fails leaves them as they were).
+  if (!*scan || !may_take_windows()) return std::optional<ScanResult>{};
+  // A windowed run matches every file again and writes every row again: the old ones go
+  // first, in the run's transaction (a run that fails leaves them as they were).
   const auto old_rows = catalog_->files_per_subvolume();
   if (!old_rows.empty()) {
     if (auto ok = catalog_->begin(); !ok) return ok.error();

@@ -97,13 +97,12 @@ class CatalogSession {
   // How far the windows have read the trees, 0..1 (IncrementalScan::read_fraction).
   double read_fraction();
   bool windowed() const { return windowed_; }
-  // Whether this run may be read in windows: the catalog holds no file's row yet, or the
-  // run matches every file again anyway (an earlier run left duplicates pending), so its
-  // rows are rewritten from scratch.
+  // Whether this run may be read in windows: any run of the catalog's roots that reads
+  // its trees whole. Its rows are then written again from scratch (start_windows), which
+  // costs the fingerprints of unchanged files again (from the csum tree, no data read) but
+  // keeps memory to a window where a merge against the whole scan would hold every file.
   // Never in a side run (its rows outside the roots must stay).
-  bool may_take_windows() const {
-    return !side_run_ && (rescan_all_ || catalog_->files_per_subvolume().empty());
-  }
+  bool may_take_windows() const { return !side_run_; }
   // After fingerprint() of a window: which of its files (by index) are catalogued files of
   // earlier windows, joined as possible twins (PlanOptions::earlier).
   const std::vector<bool>& earlier_files() const { return earlier_; }

@@ -311,5 +311,49 @@ TEST_F(WindowedRunTest, BackupPoolWithReadOnlySnapshotsIsReadInWindows) {
   EXPECT_EQ(snapshot_state(), snapshots_before);
 }
 
+// The next night of a backup pool: a new read-only snapshot makes the hashfile's run read
+// the trees whole; past the whole-run limit it takes windows again, its rows written afresh,
+// instead of holding every file.
+TEST_F(WindowedRunTest, NextNightOfABackupPoolIsReadInWindowsAgain) {
+  const std::string pool = shell_quote(path(""));
+  sh("cd " + pool + " && btrfs -q subvolume create sv && cp -r --reflink=never tree/c1 sv/"
+     " && cp -r --reflink=never tree/c1 sv/night1 && sync");
+  hashfile_ = fs().image_file() + ".hash";
+  JobOptions o;
+  o.paths = {path("sv")};
+  o.recursive = true;
+  o.dedupe = true;
+  o.hashfile = hashfile_;
+  o.whole_run_files = 10;  // the automatic limit, lowered: 26 files are too many
+  const auto first = run(o);
+  ASSERT_FALSE(first.filesystems.empty());
+  EXPECT_GT(first.filesystems[0].windows, 0u);
+
+  sh("cd " + pool + " && btrfs -q subvolume snapshot -r sv sv/snap1"
+     " && cp -r --reflink=never tree/c1 sv/night2 && sync");
+  const auto next = run(o);
+  ASSERT_FALSE(next.filesystems.empty());
+  const auto& r = next.filesystems[0];
+  EXPECT_GT(r.windows, 0u);
+  EXPECT_FALSE(r.catalog.incremental);
+  EXPECT_EQ(r.files, 3u * 13);
+  EXPECT_EQ(r.passed_over.readonly_aliases, 2u * 13);  // snap1 holds c1 and night1
+  EXPECT_EQ(r.dedupe.bytes_deduped, first.filesystems[0].dedupe.bytes_deduped);
+  EXPECT_EQ(next.exit_code(), 0);
+  {
+    auto catalog = Catalog::open(hashfile_);
+    ASSERT_TRUE(catalog) << catalog.error().message();
+    EXPECT_EQ((*catalog)->counts().files, 3u * 13);
+  }
+  const auto again = run(o);
+  ASSERT_FALSE(again.filesystems.empty());
+  EXPECT_TRUE(again.filesystems[0].catalog.unchanged);
+  // (du reads the directories: on relatime their atimes move, and with them the generation.)
+  sh("btrfs filesystem sync " + pool);
+  const auto du = run_command("btrfs filesystem du -s --raw " + shell_quote(path("sv/night2")) +
+                              " | tail -1 | awk '{print $2}'");
+  EXPECT_EQ(du.output, "0\n");
+}
+
 }  // namespace
 }  // namespace btrdedupe::test
