@@ -26,6 +26,28 @@ btrfs::Result<btrfs::Fd> open_on_btrfs(const std::string& path, btrfs::FsInfo* i
 
 }  // namespace
 
+// The one ScannedFile builder of the targeted reads: the file and its extents, appended.
+ScannedFile& append_file(ScanResult& out, uint64_t subvolume, uint64_t inode,
+                         const InodeState& state, uint32_t root, uint32_t path_node) {
+  const auto file = static_cast<uint32_t>(out.files.size());
+  ScannedFile& f = out.files.emplace_back();
+  f.subvolume = subvolume;
+  f.inode = inode;
+  f.size = state.item.size;
+  f.inode_flags = state.item.flags;
+  f.parent = state.parent;
+  f.set_mtime(state.item.mtime);
+  f.inline_data = state.passed_over.inline_extents > 0;
+  f.root = root;
+  f.path_node = path_node;
+  for (FileExtent e : state.extents) {
+    e.file = file;
+    out.extents.push_back(e);
+  }
+  out.passed_over.add(state.passed_over);
+  return f;
+}
+
 btrfs::Result<std::unique_ptr<IncrementalScan>> IncrementalScan::of_roots(
     const std::vector<std::string>& roots, const ScanOptions& options, ScanResult& out) {
   std::unique_ptr<IncrementalScan> s(new IncrementalScan());  // private constructor
@@ -160,18 +182,7 @@ btrfs::Result<IncrementalScan::Outcome> IncrementalScan::place(ScanResult* into,
     if (state.extents.empty()) return Outcome::NoData;
     if (!into) return Outcome::Added;
     ScanResult& out = *into;
-    const auto file = static_cast<uint32_t>(out.files.size());
-    const auto& it = state.item;
-    ScannedFile f;
-    f.subvolume = subvolume;
-    f.inode = inode;
-    f.size = it.size;
-    f.inode_flags = it.flags;
-    f.parent = state.parent;
-    f.set_mtime(it.mtime);
-    f.inline_data = state.passed_over.inline_extents > 0;
-    f.root = place.root;
-    f.path_node = PathTable::kRoot;
+    uint32_t path_node = PathTable::kRoot;
     if (options_.keep_paths) {
       // Each directory's path once per scan result, its files' names below it.
       auto node = directory_nodes_.try_emplace({index, state.parent}, PathTable::kRoot);
@@ -180,14 +191,9 @@ btrfs::Result<IncrementalScan::Outcome> IncrementalScan::place(ScanResult* into,
         if (!dir_path.empty())  // a file right at the root hangs from kRoot
           node.first->second = out.paths.add(PathTable::kRoot, dir_path);
       }
-      f.path_node = out.paths.add(node.first->second, state.name);
+      path_node = out.paths.add(node.first->second, state.name);
     }
-    out.files.push_back(f);
-    for (FileExtent e : state.extents) {
-      e.file = file;
-      out.extents.push_back(e);
-    }
-    out.passed_over.add(state.passed_over);
+    append_file(out, subvolume, inode, state, place.root, path_node);
     return Outcome::Added;
   }
   return Outcome::OutOfScope;
@@ -248,24 +254,9 @@ btrfs::Result<IncrementalScan::Outcome> IncrementalScan::add_outside(ScanResult&
   if (!dir) return dir.error();
   if (!*dir) return Outcome::OutOfScope;
   if (state.extents.empty()) return Outcome::NoData;
-  const auto file = static_cast<uint32_t>(out.files.size());
-  ScannedFile f;
-  f.subvolume = subvolume;
-  f.inode = inode;
-  f.size = state.item.size;
-  f.inode_flags = state.item.flags;
-  f.parent = state.parent;
-  f.set_mtime(state.item.mtime);
-  f.inline_data = state.passed_over.inline_extents > 0;
-  f.outside_roots = true;
-  f.root = *root->second;
-  f.path_node = out.paths.add(PathTable::kRoot, join_relative(**dir, state.name));
-  out.files.push_back(f);
-  for (FileExtent e : state.extents) {
-    e.file = file;
-    out.extents.push_back(e);
-  }
-  out.passed_over.add(state.passed_over);
+  append_file(out, subvolume, inode, state, *root->second,
+              out.paths.add(PathTable::kRoot, join_relative(**dir, state.name)))
+      .outside_roots = true;
   return Outcome::Added;
 }
 

@@ -142,6 +142,11 @@ class IncrementalScan {
   std::vector<uint32_t> chunk_files_;  // file index in the window of each chunk entry
 };
 
+// Appends a file read by a targeted search to `out` as the scans build one: its ScannedFile
+// (returned, for the caller's flags), its regular extents and its passed-over counts.
+ScannedFile& append_file(ScanResult& out, uint64_t subvolume, uint64_t inode,
+                         const InodeState& state, uint32_t root, uint32_t path_node);
+
 // Reads the files of `scan` again with targeted searches (same files, same order; one
 // gone since is kept without extents): the confirmation after an incremental run's dedupe.
 // fd: any fd on the filesystem.
