@@ -90,7 +90,11 @@ class Printer {
                    "%llu by reading them (%s read) in %.2f s\n",
                    ull(f.extents_from_csums), size(f.bytes_from_csums).c_str(),
                    ull(f.extents_read), size(f.bytes_read).c_str(), r.seconds.fingerprint);
-    if (!o_.quiet && r.catalog.used)
+    if (!o_.quiet && r.catalog.used && r.windows)
+      std::fprintf(out_, "Hashfile: rows written afresh for %llu files, read in windows; %llu "
+                   "files of earlier windows read back as possible twins\n",
+                   ull(r.catalog.files_changed), ull(r.catalog.candidates));
+    else if (!o_.quiet && r.catalog.used)
       std::fprintf(out_, "Hashfile: %llu files new or changed since the last run, %llu unchanged "
                    "(not fingerprinted again), %llu unchanged ones checked as possible twins\n",
                    ull(r.catalog.files_changed), ull(r.catalog.files_known),

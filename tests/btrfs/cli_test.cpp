@@ -193,6 +193,18 @@ TEST_F(CliTest, BatchSizeDedupesInWindows) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("\"windows\": 3"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\"bytes_deduped\": 400000"), std::string::npos) << r.output;
+  // The text report says what a windowed run did with a hashfile: every row written
+  // afresh, not "new or changed since the last run".
+  sh("cp --reflink=never " + shell_quote(path("d/b")) + " " + shell_quote(path("d/b3")) + " && sync");
+  const auto text = btrdedupe("-dr -B 2 --hashfile=" + shell_quote(path("h.hash")) + " " +
+                              shell_quote(path("d")));
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("read, matched and deduped in 3 windows of 2 files (-B)"),
+            std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("Hashfile: rows written afresh for 6 files, read in windows"),
+            std::string::npos) << text.output;
+  EXPECT_EQ(text.output.find("new or changed since the last run"), std::string::npos)
+      << text.output;
 }
 
 TEST_F(CliTest, IoThreads) {
