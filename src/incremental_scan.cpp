@@ -305,7 +305,10 @@ btrfs::Result<void> IncrementalScan::add_chunk(
     if (!added) return added.error();
     if (*added == Outcome::Added) chunk_files_[i] = static_cast<uint32_t>(out.files.size() - 1);
     // Inline, hole-only and prealloc-only files count as the whole scan counts them.
-    if (*added == Outcome::NoData) out.passed_over.add(chunk[i].second.passed_over);
+    if (*added == Outcome::NoData) {
+      out.passed_over.add(chunk[i].second.passed_over);
+      ++out.files_without_extents;
+    }
   }
   return mark_aliases(out, subvolume, chunk);
 }

@@ -65,6 +65,9 @@ struct ScanResult {
   uint64_t tree_items = 0;          // items the kernel returned
   uint64_t search_calls = 0;        // TREE_SEARCH_V2 ioctls made
   uint64_t excluded = 0;            // files and subvolumes left out by ScanOptions::exclude
+  // Files in scope with no regular extent (inline, holes or prealloc only) that a windowed
+  // read counted and did not keep; a whole scan keeps them in `files` instead.
+  uint64_t files_without_extents = 0;
   // For each kept file, the read-only subvolumes whose folded files it stands for (see
   // ScannedFile::readonly_alias): their references count for per-subvolume figures.
   FileSubvolumeSets readonly_alias_subvolumes;

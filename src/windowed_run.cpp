@@ -70,7 +70,7 @@ void start_report(const ScanResult& base, const JobOptions& o, FilesystemReport&
 // Fingerprints the window with its earlier twins and adds the window's figures to `r`.
 btrfs::Result<FingerprintResult> fingerprint_window(CatalogSession& session, ScanResult& window,
                                                     const JobOptions& o, FilesystemReport& r) {
-  r.files += window.files.size();
+  r.files += window.files.size() + window.files_without_extents;
   r.extents += window.extents.size();
   r.passed_over.add(window.passed_over);
   const auto t = Clock::now();
