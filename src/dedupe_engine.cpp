@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "btrfs/dedupe_range.h"
+#include "src/dedupe_kernel.h"
 #include "src/range_narrowing.h"
 #include "src/scanned_file.h"
 
@@ -47,7 +48,11 @@ struct PreparedRound {
 class DedupeRun {
  public:
   DedupeRun(const ScanResult& scan, const DedupePlan& plan, const DedupeOptions& options)
-      : scan_(scan), plan_(plan), options_(options), started_(plan.rounds.size(), 0) {}
+      : scan_(scan),
+        plan_(plan),
+        options_(options),
+        kernel_(options.kernel ? *options.kernel : fideduperange()),
+        started_(plan.rounds.size(), 0) {}
 
   DedupeStats run() {
     const unsigned n = std::max(1u, options_.io_threads);
@@ -220,7 +225,7 @@ class DedupeRun {
       std::vector<btrfs::DedupeDestination> dests;
       for (size_t i : idx) dests.push_back({fds[i].get(), round.destinations[which[i]].offset + at});
       auto result =
-          btrfs::dedupe_range(p.source.get(), round.source.offset + at, round.length - at, dests);
+          kernel_.dedupe_range(p.source.get(), round.source.offset + at, round.length - at, dests);
       // The files were opened (and proven unchanged) a prefetch window ago: a refusal from
       // a file written since is a change, not a failure.
       const bool source_changed =
@@ -377,7 +382,7 @@ class DedupeRun {
           round.length - u.done, scan_.fs.sectorsize, kMaxNarrowingCalls,
           [&](uint64_t offset, uint64_t length) -> btrfs::Result<btrfs::DedupeOutcome> {
             const btrfs::DedupeDestination to{dst_fd->get(), dst_at + offset};
-            auto call = btrfs::dedupe_range(src_fd->get(), src_at + offset, length, {&to, 1});
+            auto call = kernel_.dedupe_range(src_fd->get(), src_at + offset, length, {&to, 1});
             if (!call) return call.error();
             return call->outcomes.front();
           });
@@ -404,6 +409,7 @@ class DedupeRun {
   const ScanResult& scan_;
   const DedupePlan& plan_;
   const DedupeOptions& options_;
+  DedupeKernel& kernel_;
   std::vector<uint8_t> started_;  // by round: its call was made (or its files were found changed)
   std::mutex mu_;
   std::mutex queue_mu_;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "btrfs/items.h"
+#include "src/dedupe_kernel.h"
 #include "src/dedupe_plan.h"
 #include "src/tree_scan.h"
 
@@ -48,6 +49,8 @@ struct DedupeOptions {
   // range of it the kernel finds not equal is a change, not an unequal proposal to narrow.
   // Zero (unknown): every such range counts as a change.
   btrfs::Timespec scan_started;
+  // Where the calls go: nullptr is the kernel (fideduperange()); tests pass a stand-in.
+  DedupeKernel* kernel = nullptr;
 };
 
 struct DedupeStats {
