@@ -205,6 +205,9 @@ TEST_F(CliTest, BatchSizeDedupesInWindows) {
             std::string::npos) << text.output;
   EXPECT_EQ(text.output.find("new or changed since the last run"), std::string::npos)
       << text.output;
+  // Its fingerprint figures count the twins each window read back again: it says so.
+  EXPECT_NE(text.output.find("s (with the earlier windows' twins each window read back)\n"),
+            std::string::npos) << text.output;
 }
 
 TEST_F(CliTest, IoThreads) {
