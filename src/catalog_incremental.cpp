@@ -12,6 +12,7 @@
 #include "src/catalog_session.h"
 #include "src/content_hash.h"
 #include "src/file_extent_index.h"
+#include "src/snapshot_family.h"
 
 namespace btrdedupe {
 namespace {
@@ -25,17 +26,6 @@ constexpr size_t kWindowTwinsPerHash = 2;
 bool same_state(const CatalogFile& row, const btrfs::InodeItem& item) {
   return row.size == item.size && row.flags == item.flags &&
          row.mtime_ns == item.mtime.sec * 1000000000LL + item.mtime.nsec;
-}
-
-// The scanned read-only snapshots of each scanned subvolume: a full scan folds their
-// files into the original's (ScannedFile::readonly_alias), which keeps that file a source.
-std::unordered_map<uint64_t, std::vector<uint64_t>> readonly_snapshots(const ScanResult& scan) {
-  std::unordered_map<uint64_t, std::vector<uint64_t>> out;
-  for (const auto& origin : scan.subvolumes)
-    for (const auto& snap : scan.subvolumes)
-      if (snap.readonly && snap.id != origin.id && snap.parent_uuid == origin.uuid)
-        out[origin.id].push_back(snap.id);
-  return out;
 }
 
 }  // namespace
@@ -332,9 +322,10 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   std::unordered_set<uint64_t> scanned;
   for (const auto& sv : scan.subvolumes) scanned.insert(sv.id);
   const size_t changed = scan.files.size();
-  const auto snapshots = incremental_->folds_readonly_aliases()
-                             ? readonly_snapshots(scan)
-                             : std::unordered_map<uint64_t, std::vector<uint64_t>>{};
+  // The read-only snapshots that fold into a candidate's file, by the windows' rule.
+  const SnapshotFamily family(incremental_->folds_readonly_aliases()
+                                  ? scan.subvolumes
+                                  : std::vector<btrfs::Subvolume>{});
   // Nearby candidates are read together: per subvolume, in inode order.
   std::map<uint64_t, std::vector<uint64_t>> by_subvolume;
   for (const auto& [subvolume, inode] : candidates)
@@ -364,10 +355,8 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
           }
           // A snapshot's file has the original's inode number: same extents, the full
           // scan would have folded it into this one.
-          auto snaps = snapshots.find(subvolume);
-          if (snaps == snapshots.end()) return {};
           const auto file = static_cast<uint32_t>(scan.files.size() - 1);
-          for (uint64_t snap : snaps->second) {
+          for (uint64_t snap : family.folded_into(subvolume)) {
             auto copy = incremental_->read(snap, inode);
             if (!copy) return copy.error();
             if (!*copy || !same_layout(*state, **copy)) continue;
