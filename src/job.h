@@ -113,6 +113,7 @@ struct FilesystemReport {
   // and their earlier twins (a file is counted once; extents shared across windows may be
   // counted in each).
   uint64_t windows = 0;
+  uint64_t window_files = 0;          // files a window held at most (-B, or kWindowFiles)
   uint64_t whole_file_groups = 0, partial_groups = 0;
   uint64_t planned_bytes = 0, planned_rounds = 0, readonly_ranges_left = 0;
   // Disk space by whole physical extents (src/freed_space.h): what the plan would free,

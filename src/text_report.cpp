@@ -62,7 +62,7 @@ class Printer {
                    ull(r.tree_items), ull(r.tree_searches), r.seconds.scan);
       if (r.windows)
         std::fprintf(out_, "  read, matched and deduped in %llu windows of %llu files%s\n",
-                     ull(r.windows), ull(job.window_files ? job.window_files : kWindowFiles),
+                     ull(r.windows), ull(r.window_files),
                      job.window_files ? " (-B)" : " (more files than a whole run holds)");
       std::fprintf(out_, "  data in regular extents: %s logical, %s distinct, %s allocated on disk "
                    "in %llu extents\n",

@@ -176,7 +176,8 @@ void finish_report(CatalogSession& session, const ScanResult& base, const JobOpt
 void run_windowed(CatalogSession& session, const ScanResult& base, const JobOptions& o,
                   ProgressSink* progress, FilesystemReport& r) {
   start_report(base, o, r);
-  const uint64_t window_files = o.window_files ? o.window_files : kWindowFiles;
+  r.window_files = o.window_files ? o.window_files : kWindowFiles;
+  const uint64_t window_files = r.window_files;
   WindowTotals totals;
   for (bool more = true; more && !(o.stop && o.stop->load());) {
     ScanResult window;
