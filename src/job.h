@@ -17,6 +17,7 @@
 #include "src/subvolume_report.h"
 #include "src/subvolume_selection.h"
 #include "src/tree_scan.h"
+#include "src/work_listing.h"
 
 namespace btrdedupe {
 
@@ -83,14 +84,6 @@ class ProgressSink {
   virtual void position(const RunPosition& /*where*/) {}
 };
 
-// One duplicate group of a time-boxed run, in the order its rounds were queued.
-struct GroupWork {
-  std::string source;         // the file its source ranges are in
-  uint64_t destinations = 0;  // files whose ranges are deduped onto it
-  uint64_t bytes = 0;         // bytes its rounds would share
-  uint64_t bytes_left = 0;    // of those, in rounds a stop left for the next run
-};
-
 struct PhaseSeconds {
   double scan = 0, fingerprint = 0, match = 0, dedupe = 0, confirm = 0;
 };
@@ -121,7 +114,7 @@ struct FilesystemReport {
   // before.allocated_bytes - freed.bytes is after.allocated_bytes.
   FreedSpace would_free, freed;
   GroupListings groups;               // only with JobOptions::list_groups
-  std::vector<GroupWork> work;        // only with JobOptions::most_valuable_first and -d
+  WorkListing work;                   // only with JobOptions::most_valuable_first and -d
   bool deduped = false;
   unsigned io_threads = 0;            // dedupe workers used
   DedupeStats dedupe;

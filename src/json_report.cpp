@@ -59,18 +59,26 @@ Json errno_table(const std::map<int, uint64_t>& by_code) {
 }
 
 // A time-boxed run's groups in the order they were queued (most valuable first): those
-// finished, and those a stop left whole or in part for the next run.
-Json work(const std::vector<GroupWork>& groups) {
-  Json done = Json::array(), left = Json::array();
+// finished, and those a stop left whole or in part for the next run. Every group is
+// counted; the first kWorkListed of each kind are listed.
+Json group_work(const std::vector<GroupWork>& groups) {
+  Json a = Json::array();
   for (const auto& g : groups) {
     Json gj;
     put_path(gj, "source", g.source);
     gj["destinations"] = g.destinations;
     gj["bytes"] = g.bytes;
     gj["bytes_left"] = g.bytes_left;
-    (g.bytes_left ? left : done).push_back(gj);
+    a.push_back(std::move(gj));
   }
-  return Json{{"done", done}, {"left", left}};
+  return a;
+}
+
+Json work(const WorkListing& w) {
+  return Json{{"done", group_work(w.done)},     {"left", group_work(w.left)},
+              {"groups_done", w.groups_done}, {"groups_left", w.groups_left},
+              {"bytes_done", w.bytes_done},   {"bytes_left", w.bytes_left},
+              {"listed_at_most", kWorkListed}};
 }
 
 Json filesystem(const FilesystemReport& r, bool groups_listed, bool time_boxed) {

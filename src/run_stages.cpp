@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <ctime>
-#include <set>
 
 #include "src/duplicate_match.h"
 #include "src/heap_release.h"
@@ -56,24 +55,6 @@ void drop_groups_of_earlier_windows(const std::vector<bool>& earlier, MatchResul
     if (earlier_members > 1) continue;
     ++(g.whole_file ? matches.whole_file_groups : matches.partial_groups);
   }
-}
-
-// What each group of a time-boxed run's plan shares, and what a stop left of it.
-void list_work(const ScanResult& scan, const DedupePlan& plan,
-               const std::vector<uint8_t>& started, std::vector<GroupWork>& out) {
-  std::map<uint32_t, size_t> entry;                // group -> index in out
-  std::map<uint32_t, std::set<uint32_t>> targets;  // group -> destination files
-  for (size_t i = 0; i < plan.rounds.size(); ++i) {
-    const auto& round = plan.rounds[i];
-    auto [it, fresh] = entry.emplace(round.group, out.size());
-    if (fresh) out.push_back({file_path(scan, scan.files[round.source.file]), 0, 0, 0});
-    GroupWork& g = out[it->second];
-    const uint64_t bytes = round.length * round.destinations.size();
-    g.bytes += bytes;
-    if (i >= started.size() || !started[i]) g.bytes_left += bytes;
-    for (const auto& d : round.destinations) targets[round.group].insert(d.file);
-  }
-  for (const auto& [group, index] : entry) out[index].destinations = targets[group].size();
 }
 
 }  // namespace
@@ -134,7 +115,7 @@ DedupeStats dedupe_planned(const ScanResult& scan, const DedupePlan& plan, const
   if (o.most_valuable_first) dopt.round_started = &started;
   auto stats = run_dedupe(scan, plan, dopt);
   r.deduped = true;
-  if (o.most_valuable_first) list_work(scan, plan, started, r.work);
+  if (o.most_valuable_first) r.work.add(list_work(scan, plan, started));
   return stats;
 }
 

@@ -116,6 +116,9 @@ TEST_F(CliHabitsTest, MaxRuntimeLeavesTheRestToTheNextRun) {
     EXPECT_EQ(work["left"][i]["bytes_left"], (3 - i) << 20) << work;
     EXPECT_EQ(work["left"][i]["destinations"], 1) << work;
   }
+  EXPECT_EQ(work["groups_left"], 3) << work;
+  EXPECT_EQ(work["groups_done"], 0) << work;
+  EXPECT_EQ(work["bytes_left"], 6 << 20) << work;
   EXPECT_EQ(j["totals"]["bytes_not_started"], 6 << 20);
   EXPECT_FALSE(shared("d/g3.copy"));
   // Text: says it was the time box, and what is left.
