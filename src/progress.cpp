@@ -62,10 +62,9 @@ void TtyProgress::progress(const char* phase, uint64_t done, uint64_t total) {
   if (now - last_draw_ >= interval_ || (total > 0 && done >= total)) draw();
 }
 
-void TtyProgress::position(const RunPosition& where) {
-  where_ = where;
-  if (active_) draw();
-}
+// Drawn with the next phase report, not now: a position for the next window arrives while
+// the last phase of this one is still named ("window 3/7 · confirm" was window 2's confirm).
+void TtyProgress::position(const RunPosition& where) { where_ = where; }
 
 void TtyProgress::draw() {
   last_draw_ = ProgressClock::now();

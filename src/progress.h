@@ -30,8 +30,8 @@ struct PhaseProgress {
 std::string format_duration(double seconds);
 
 // One live line on a terminal for the whole run (src/run_progress.h): redrawn in place
-// (\r, erase line) at most every `interval` and at each phase and window; the per-phase
-// times are the summary's, so finish() erases it.
+// (\r, erase line) at most every `interval` and at each phase (a window's position shows
+// from its first phase on); the per-phase times are the summary's, so finish() erases it.
 class TtyProgress : public ProgressSink {
  public:
   explicit TtyProgress(std::FILE* out, std::chrono::milliseconds interval = std::chrono::milliseconds(100));

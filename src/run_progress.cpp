@@ -1,5 +1,6 @@
 #include "src/run_progress.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -45,6 +46,10 @@ RunEstimate estimate_run(const RunPosition& where, const PhaseProgress& phase, d
   e.fraction = static_cast<double>(e.done) / static_cast<double>(e.total);
   // Too early to say: the first percent is mostly the scan's fixed cost.
   if (e.fraction >= 0.01 && elapsed > 0) e.eta_seconds = elapsed * (1 - e.fraction) / e.fraction;
+  // Work is not spread evenly over the run's bytes (on P every duplicate is in the second
+  // copy's windows), but the run cannot end before the phase under way does.
+  if (e.eta_seconds >= 0 && e.done < e.total)
+    e.eta_seconds = std::max(e.eta_seconds, phase.eta_seconds());
   return e;
 }
 

@@ -19,7 +19,8 @@ struct RunEstimate {
 
 // A window's data is through in proportion to its phases' usual share of a window's time
 // (measured on dataset P: the dedupe's kernel compare dominates a -d run, the scan and the
-// fingerprints a report-only one). `elapsed`: seconds since the run began.
+// fingerprints a report-only one). `elapsed`: seconds since the run began. The ETA scales
+// the elapsed time by the fraction left, and is never less than the phase under way needs.
 RunEstimate estimate_run(const RunPosition& where, const PhaseProgress& phase, double elapsed);
 
 // "window 3/~7 · dedupe 41% · 1.2 GiB of ~2.6 GiB · ETA 0:12"; before the run's data is

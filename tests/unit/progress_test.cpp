@@ -68,6 +68,27 @@ TEST(Progress, TtyDrawsOneLineForTheWholeRun) {
   EXPECT_EQ(out.substr(out.size() - 4), "\r\033[K");
 }
 
+// The next window's position arrives during this window's last phase: the line names the
+// new window only with the phase it starts with.
+TEST(Progress, TtyShowsTheNextWindowWithItsOwnPhase) {
+  const auto out = capture([](std::FILE* f) {
+    TtyProgress p(f, std::chrono::milliseconds(0));
+    RunPosition where;
+    where.window = where.windows = 1;
+    where.window_bytes = where.bytes_total = 1000;
+    where.dedupe = true;
+    p.position(where);
+    p.progress("confirm", 0, 0);
+    where.window = where.windows = 2;
+    p.position(where);
+    p.progress("scan", 0, 0);
+    p.finish();
+  });
+  EXPECT_NE(out.find("window 1/1 · confirm"), std::string::npos) << out;
+  EXPECT_NE(out.find("window 2/2 · scan"), std::string::npos) << out;
+  EXPECT_EQ(out.find("window 2/2 · confirm"), std::string::npos) << out;
+}
+
 // The run's bytes through the pipeline: whole windows done, plus the share of the window
 // under way that its phases stand for; the ETA follows the elapsed time.
 TEST(RunProgress, EstimateAndLineOfAWindowedRun) {
@@ -89,6 +110,11 @@ TEST(RunProgress, EstimateAndLineOfAWindowedRun) {
   EXPECT_EQ(format_run_line(where, dedupe, e),
             "window 3/~7 · dedupe 41% · 2.5 GiB of ~7.0 GiB · ETA ~" +
                 format_duration(e.eta_seconds));
+  // A slow phase late in the run: the ETA is at least what that phase still needs.
+  RunPosition late = where;
+  late.bytes_before = 6ULL << 30;
+  const PhaseProgress slow{"dedupe", 10, 100, 5.0};  // 90 left at 2 a second: 45 s
+  EXPECT_NEAR(estimate_run(late, slow, 30.0).eta_seconds, 45.0, 1e-9);
   // The last window is known exactly; a report-only run's phases weigh differently.
   where.estimated = false;
   where.dedupe = false;
