@@ -22,6 +22,11 @@ using Outcome = IncrementalScan::Outcome;
 constexpr int64_t kClockMarginSeconds = 300;
 // Earlier windows' files taken per hash as twins of a window's file (two: one may be gone).
 constexpr size_t kWindowTwinsPerHash = 2;
+// Files of windows still to come taken per hash as ahead twins (CatalogSession::
+// index_window), and at most this many per file of the window: past them, a copy is
+// deduped in its own window, reading its source again.
+constexpr size_t kAheadTwinsPerHash = 15;
+constexpr size_t kAheadTwinsPerWindowFile = 2;
 
 bool same_state(const CatalogFile& row, const btrfs::InodeItem& item) {
   return row.size == item.size && row.flags == item.flags &&
@@ -276,39 +281,55 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
     if (auto ok = catalog_->begin(); !ok) return ok.error();
     writing_ = true;
   }
-  // Every file of the scan is new or changed.
-  auto fp = btrdedupe::fingerprint(scan, {}, nullptr, read_threads_);
+  // Every file of the scan is new or changed; those an earlier window settled as its ahead
+  // twins (whole files) need no sums: their rows stand, and their twins were taken.
+  std::vector<bool> own_wanted(scan.files.size(), true);
+  for (uint32_t i = 0; i < scan.files.size(); ++i)
+    own_wanted[i] = !settled_whole_.contains(scan.files[i].subvolume, scan.files[i].inode);
+  auto fp = btrdedupe::fingerprint(scan, {}, &own_wanted, read_threads_);
   if (!fp) return fp.error();
   stats.files_changed = scan.files.size();
 
-  const uint32_t ss = scan.fs.sectorsize;
   const uint16_t cs = scan.fs.csum_size;
   std::unordered_set<FileKey, FileKeyHash> in_scan;
   for (const auto& f : scan.files) in_scan.insert({f.subvolume, f.inode});
   std::set<std::pair<uint64_t, uint64_t>> candidates;  // ordered: a deterministic scan
-  auto consider = [&](const std::vector<FileKey>& keys) {
-    size_t taken = 0;
+  std::unordered_map<FileKey, bool, FileKeyHash> ahead_keys;  // -> taken by whole hash
+  const size_t ahead_bound = kAheadTwinsPerWindowFile * scan.files.size();
+  auto consider = [&](const std::vector<FileKey>& keys, bool whole) {
+    size_t taken = 0, ahead = 0;
     for (const auto& k : keys) {
+      if (in_scan.count(k) || stale_.count(k)) continue;
+      if (look_ahead_ && !incremental_->window_passed(k.subvolume, k.inode)) {
+        if (taken_ahead_.contains(k.subvolume, k.inode) || ahead == kAheadTwinsPerHash ||
+            ahead_keys.size() >= ahead_bound)
+          continue;  // settled by an earlier window, or left to its own
+        candidates.emplace(k.subvolume, k.inode);
+        auto [it, fresh] = ahead_keys.emplace(k, whole);
+        if (!fresh) it->second = it->second || whole;
+        ++ahead;
+        continue;
+      }
       // A window needs a source for its files, not every earlier twin: those were matched
       // with each other in their own windows. The bound keeps a window's memory flat
       // however many copies came before.
-      if (windowed_ && taken == kWindowTwinsPerHash) break;
-      if (in_scan.count(k) || stale_.count(k)) continue;
+      if (windowed_ && taken == kWindowTwinsPerHash) continue;
       candidates.emplace(k.subvolume, k.inode);
       ++taken;
     }
   };
   const FileExtentIndex index(scan);  // where each file's data lies: its hole map
+  // Rows the first pass wrote stand (the same sums make the same row).
+  const std::vector<bool> indexed =
+      look_ahead_ ? summed_from_csums(scan) : std::vector<bool>(scan.files.size(), false);
   for (uint32_t i = 0; i < scan.files.size(); ++i) {
+    if (!own_wanted[i]) continue;
     const auto& f = scan.files[i];
-    const FileSumsView sums = fp->files[i];
-    Fingerprinted entry;
-    entry.row = {f.size, f.mtime_sec * 1000000000LL + f.mtime_nsec, f.inode_flags,
-                 whole_file_hash(scan, index, sums, i), f.parent};
-    entry.blocks = block_hashes(sums, f.size, ss, cs, block_size_, f.nodatasum());
-    if (entry.row.whole_hash) consider(catalog_->files_with_hash(*entry.row.whole_hash));
+    Fingerprinted entry = fingerprinted(scan, index, fp->files[i], i);
+    if (entry.row.whole_hash) consider(catalog_->files_with_hash(*entry.row.whole_hash), true);
     for (uint64_t h : entry.blocks)
-      if (h) consider(catalog_->files_with_block(h));
+      if (h) consider(catalog_->files_with_block(h), false);
+    if (indexed[i]) continue;
     if (windowed_) {  // written now: the next windows look this file up
       if (auto ok = catalog_->put_file({f.subvolume, f.inode}, entry.row, entry.blocks); !ok)
         return ok.error();
@@ -373,11 +394,11 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   stats.files_known = known_rows_ > gone ? known_rows_ - gone : 0;
   const auto order = incremental_->finish(scan);
   earlier_.assign(order.size(), false);
-  if (stats.candidates == 0) return fp;
-
   std::vector<bool> wanted(order.size(), false);
   for (uint32_t i = 0; i < order.size(); ++i) wanted[i] = order[i] >= changed;
   if (windowed_) earlier_ = wanted;
+  mark_ahead(scan, order, changed, ahead_keys);
+  if (stats.candidates == 0) return fp;
   auto more = btrdedupe::fingerprint(scan, {}, &wanted, read_threads_);
   if (!more) return more.error();
   fp->files = FileSumsTable::gather(order.size(), cs, [&](size_t i) {

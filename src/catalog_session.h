@@ -33,10 +33,13 @@
 #include "src/catalog.h"
 #include "src/fingerprint.h"
 #include "src/incremental_scan.h"
+#include "src/inode_bitset.h"
 #include "src/job.h"
 #include "src/tree_scan.h"
 
 namespace btrdedupe {
+
+class FileExtentIndex;
 
 // The (inode, size, mtime) states of a subvolume's files, as a digest that does not depend
 // on their order: two scans compare without a copy of either's states (a set of 157k
@@ -107,6 +110,20 @@ class CatalogSession {
   // earlier windows, joined as possible twins (PlanOptions::earlier).
   const std::vector<bool>& earlier_files() const { return earlier_; }
 
+  // A windowed dedupe run's first pass (src/catalog_lookahead.cpp): every window's rows
+  // are written before any dedupe, so that each window also takes its files' twins from
+  // windows still to come ("ahead" twins) and dedupes a source once for all its copies,
+  // not once per window holding one. Files whose sums need a data read (compressed,
+  // nodatasum) get their rows in their own window: the first pass reads no file data.
+  btrfs::Result<void> index_window(ScanResult& window);
+  // After the first pass: the windows start again at the first file, looking ahead.
+  void rewind_windows();
+  // After fingerprint() of a window, by file index: its ahead twins, which this window
+  // counts in its figures as its own files; and its own files that an earlier window took
+  // as ahead twins, counted there and left out of this window's figures.
+  const std::vector<bool>& ahead_files() const { return ahead_; }
+  const std::vector<bool>& settled_files() const { return settled_; }
+
   // Fingerprints the changed files of `scan` and the catalogued files they may duplicate;
   // other files keep empty (unknown) sums and are left out of matching. An incremental
   // run's candidates are read from the tree (a row whose file is gone or changed is never
@@ -142,6 +159,11 @@ class CatalogSession {
     CatalogFile row;
     std::vector<uint64_t> blocks;
   };
+  // Which files of `scan` the first pass gives rows (index_window).
+  static std::vector<bool> summed_from_csums(const ScanResult& scan);
+  // The row and block hashes of file i of `scan`, from its sums.
+  Fingerprinted fingerprinted(const ScanResult& scan, const FileExtentIndex& index,
+                              const FileSumsView& sums, uint32_t i) const;
 
   btrfs::Result<std::optional<ScanResult>> find_changed(ScanResult scan);
   btrfs::Result<void> check_directory(uint64_t subvolume, uint64_t dir);
@@ -175,6 +197,15 @@ class CatalogSession {
   std::string temporary_;  // the catalog's file, when open_temporary() made it
   bool windowed_ = false;
   std::vector<bool> earlier_;
+  bool look_ahead_ = false;    // a first pass wrote the rows of every window
+  InodeBitset taken_ahead_;    // files an earlier window took as ahead twins
+  InodeBitset settled_whole_;  // of those, taken by their whole-file hash
+  std::vector<bool> ahead_, settled_;
+  // Marks a window's files (after incremental_->finish()): which twins came from windows
+  // ahead (`ahead_keys`: FileKey -> taken by its whole-file hash), which own files were
+  // settled by an earlier window; earlier_ keeps the twins of windows passed only.
+  void mark_ahead(const ScanResult& scan, const std::vector<uint32_t>& order, size_t own,
+                  const std::unordered_map<FileKey, bool, FileKeyHash>& ahead_keys);
   std::string first_path_;
   std::unordered_map<uint64_t, uint64_t> generations_at_start_;
   uint64_t block_size_ = 128 * 1024;

@@ -294,6 +294,15 @@ btrfs::Result<bool> IncrementalScan::read_window(ScanResult& out, size_t max_fil
   return false;
 }
 
+bool IncrementalScan::window_passed(uint64_t subvolume, uint64_t inode) const {
+  for (size_t i = 0; i < places_.size(); ++i) {
+    if (places_[i].subvolume != subvolume) continue;  // read at its first place
+    if (i != window_place_) return i < window_place_;
+    return window_next_ != 0 && inode < window_next_;
+  }
+  return true;
+}
+
 btrfs::Result<void> IncrementalScan::add_chunk(
     ScanResult& out, uint64_t subvolume, Chunk& chunk) {
   std::vector<bool> folded(chunk.size(), false);

@@ -86,6 +86,14 @@ class IncrementalScan {
   // single-item probes). An estimate for progress lines: inode numbers are not spread
   // evenly over files, so it is only as good as that.
   double read_fraction();
+  // Starts read_window() again at the first file: a second pass over the same trees.
+  void rewind_windows() {
+    window_place_ = 0;
+    window_next_ = 0;
+  }
+  // Whether read_window() has read past this file (it was in a window already read). A
+  // subvolume no window reads counts as passed.
+  bool window_passed(uint64_t subvolume, uint64_t inode) const;
   int fd() const { return fd_.get(); }
   // Whether read-only snapshot files fold into their originals (ScanOptions).
   bool folds_readonly_aliases() const { return options_.fold_readonly_aliases; }

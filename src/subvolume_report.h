@@ -24,9 +24,11 @@ struct SubvolumeUsage {
 
 // Every subvolume of `scan` (those without data too), by id. counted_before (by file
 // index): files an earlier usage counted (a window's twins from earlier windows); data they
-// reference is left out here.
+// reference is left out here. left_out (by file index): files another window counts, as if
+// they were not in `scan`.
 std::map<uint64_t, SubvolumeUsage> subvolume_usage(const ScanResult& scan,
-                                                   const std::vector<bool>* counted_before = nullptr);
+                                                   const std::vector<bool>* counted_before = nullptr,
+                                                   const std::vector<bool>* left_out = nullptr);
 
 // Bytes the plan dedupes into each subvolume (its destinations'), by id.
 std::map<uint64_t, uint64_t> planned_bytes_by_subvolume(const ScanResult& scan,

@@ -90,7 +90,7 @@ class Printer {
                    "%llu by reading them (%s read) in %.2f s%s\n",
                    ull(f.extents_from_csums), size(f.bytes_from_csums).c_str(),
                    ull(f.extents_read), size(f.bytes_read).c_str(), r.seconds.fingerprint,
-                   r.windows ? " (with the earlier windows' twins each window read back)" : "");
+                   r.windows ? " (with the twins each window read back from other windows)" : "");
     if (!o_.quiet && r.catalog.used && r.windows)
       std::fprintf(out_, "Hashfile: rows written afresh for %llu files, read in windows; %llu "
                    "files of earlier windows read back as possible twins\n",

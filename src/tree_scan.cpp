@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <iterator>
 #include <deque>
 #include <functional>
 #include <map>
@@ -737,7 +738,14 @@ void sort_by_physical_identity(std::vector<FileExtent>& extents) {
 
 SharingSummary summarize_sharing(const std::vector<FileExtent>& extents,
                                  const std::vector<bool>* counted_before,
-                                 const std::vector<ScannedFile>* files) {
+                                 const std::vector<ScannedFile>* files,
+                                 const std::vector<bool>* left_out) {
+  if (left_out) {
+    std::vector<FileExtent> kept;
+    std::copy_if(extents.begin(), extents.end(), std::back_inserter(kept),
+                 [&](const FileExtent& e) { return !(*left_out)[e.file]; });
+    return summarize_sharing(kept, counted_before, files);
+  }
   SharingSummary s;
   auto before = [&](const FileExtent& e) { return counted_before && (*counted_before)[e.file]; };
   auto aliased = [&](const FileExtent& e) { return files && (*files)[e.file].readonly_alias; };

@@ -120,8 +120,10 @@ struct SharingSummary {
 // what that window's dedupe newly shared, the twins' side included.
 // files (by file index, optional): a file that stands for folded read-only snapshot copies
 // (ScannedFile::readonly_alias) holds extents those copies share.
+// left_out (by file index, optional): files another window counts, as if not in this one.
 SharingSummary summarize_sharing(const std::vector<FileExtent>& extents,
                                  const std::vector<bool>* counted_before = nullptr,
-                                 const std::vector<ScannedFile>* files = nullptr);
+                                 const std::vector<ScannedFile>* files = nullptr,
+                                 const std::vector<bool>* left_out = nullptr);
 
 }  // namespace btrdedupe

@@ -93,8 +93,9 @@ btrfs::Result<FingerprintResult> fingerprint_window(CatalogSession& session, Sca
 // Dedupes the window's plan and re-reads what changed: then `sharing` and `usage` are the
 // window's figures after. False: the re-read failed (the run's error is set).
 bool dedupe_window(CatalogSession& session, ScanResult& window, PlannedWork work,
-                   const std::vector<bool>& earlier, const JobOptions& o, ProgressSink* progress,
-                   FilesystemReport& r, SharingSummary& sharing, UsageBySubvolume& usage) {
+                   const std::vector<bool>& earlier, const std::vector<bool>& settled,
+                   const JobOptions& o, ProgressSink* progress, FilesystemReport& r,
+                   SharingSummary& sharing, UsageBySubvolume& usage) {
   auto t = Clock::now();
   r.dedupe.add(dedupe_planned(window, work.plan, o, progress, r));
   r.seconds.dedupe += since(t);
@@ -112,8 +113,8 @@ bool dedupe_window(CatalogSession& session, ScanResult& window, PlannedWork work
     r.error = "re-reading the tree after dedupe: " + confirmed.error().message();
     return false;
   }
-  sharing = summarize_sharing(window.extents, &earlier, &window.files);
-  usage = subvolume_usage(window, &earlier);
+  sharing = summarize_sharing(window.extents, &earlier, &window.files, &settled);
+  usage = subvolume_usage(window, &earlier, &settled);
   measure_freed_space(window, extents, r);
   return true;
 }
@@ -132,8 +133,9 @@ bool run_window(CatalogSession& session, ScanResult& window, bool more, const Jo
     return false;
   }
   const std::vector<bool> earlier = session.earlier_files();
-  auto sharing = summarize_sharing(window.extents, &earlier, &window.files);
-  auto usage = subvolume_usage(window, &earlier);
+  const std::vector<bool> settled = session.settled_files();
+  auto sharing = summarize_sharing(window.extents, &earlier, &window.files, &settled);
+  auto usage = subvolume_usage(window, &earlier, &settled);
   add_sharing(r.before, sharing);
   add_usage(totals.usage_before, usage);
 
@@ -142,7 +144,8 @@ bool run_window(CatalogSession& session, ScanResult& window, bool more, const Jo
   r.seconds.match += since(t);
   for (const auto& [id, bytes] : work.planned) totals.planned[id] += bytes;
   if (o.dedupe && !(o.stop && o.stop->load()) && !work.plan.rounds.empty())
-    if (!dedupe_window(session, window, std::move(work), earlier, o, progress, r, sharing, usage))
+    if (!dedupe_window(session, window, std::move(work), earlier, settled, o, progress, r,
+                       sharing, usage))
       return false;
   add_sharing(r.after, sharing);
   add_usage(totals.usage_after, usage);
@@ -171,6 +174,45 @@ void finish_report(CatalogSession& session, const ScanResult& base, const JobOpt
   if (r.error.empty()) record_in_catalog(&session, base, o.dedupe ? &base : nullptr, r);
 }
 
+ScanResult empty_window(const ScanResult& base) {
+  ScanResult window;
+  window.roots = base.roots;
+  window.fs = base.fs;
+  window.subvolumes = base.subvolumes;
+  return window;
+}
+
+// A dedupe run's first pass: every window's catalog rows before any dedupe, so that each
+// window then takes its files' twins from the windows to come too, and reads a source once
+// for all its copies (CatalogSession::index_window). It reads trees and csums, no data.
+// False: it failed (the run's error is set) or was stopped.
+bool index_windows(CatalogSession& session, const ScanResult& base, const JobOptions& o,
+                   ProgressSink* progress, FilesystemReport& r) {
+  for (bool more = true; more;) {
+    if (o.stop && o.stop->load()) return false;
+    ScanResult window = empty_window(base);
+    report_progress(progress, "index", static_cast<uint64_t>(session.read_fraction() * 1000),
+                    1000);
+    auto t = Clock::now();
+    auto next = session.next_window(window, r.window_files);
+    r.seconds.scan += since(t);
+    if (!next) {
+      r.error = next.error().message();
+      return false;
+    }
+    more = *next;
+    t = Clock::now();
+    auto indexed = session.index_window(window);
+    r.seconds.fingerprint += since(t);
+    if (!indexed) {
+      r.error = indexed.error().message();
+      return false;
+    }
+  }
+  session.rewind_windows();
+  return true;
+}
+
 }  // namespace
 
 void run_windowed(CatalogSession& session, const ScanResult& base, const JobOptions& o,
@@ -179,11 +221,12 @@ void run_windowed(CatalogSession& session, const ScanResult& base, const JobOpti
   r.window_files = o.window_files ? o.window_files : kWindowFiles;
   const uint64_t window_files = r.window_files;
   WindowTotals totals;
+  if (o.dedupe && !index_windows(session, base, o, progress, r)) {
+    finish_report(session, base, o, totals, r);
+    return;
+  }
   for (bool more = true; more && !(o.stop && o.stop->load());) {
-    ScanResult window;
-    window.roots = base.roots;
-    window.fs = base.fs;
-    window.subvolumes = base.subvolumes;
+    ScanResult window = empty_window(base);
     const auto t = Clock::now();
     report_progress(progress, "scan", 0, 0);
     auto next = session.next_window(window, window_files);

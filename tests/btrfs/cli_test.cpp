@@ -206,7 +206,7 @@ TEST_F(CliTest, BatchSizeDedupesInWindows) {
   EXPECT_EQ(text.output.find("new or changed since the last run"), std::string::npos)
       << text.output;
   // Its fingerprint figures count the twins each window read back again: it says so.
-  EXPECT_NE(text.output.find("s (with the earlier windows' twins each window read back)\n"),
+  EXPECT_NE(text.output.find("s (with the twins each window read back from other windows)\n"),
             std::string::npos) << text.output;
 }
 

@@ -120,6 +120,42 @@ TEST_F(WindowedRunTest, DedupesAcrossWindowsWhatAWholeRunWould) {
             static_cast<int64_t>(a.before.in_shared_extents - w.before.in_shared_extents));
 }
 
+// A dedupe run in windows first indexes every window, so a window takes its files' copies
+// from the windows still to come too: each source is then deduped once for all its
+// copies, in the rounds a whole run plans, not once per window that holds a copy (which
+// read the source again each time).
+TEST_F(WindowedRunTest, EachSourceIsDedupedOnceForAllItsCopies) {
+  const auto whole = run(options(false));
+  ASSERT_FALSE(whole.filesystems.empty());
+  const auto& w = whole.filesystems[0];
+  ASSERT_GT(w.planned_rounds, 0u);
+
+  auto o = options(true);
+  o.window_files = 5;
+  const auto windowed = run(o);
+  ASSERT_FALSE(windowed.filesystems.empty());
+  const auto& r = windowed.filesystems[0];
+  EXPECT_GT(r.windows, 3u);
+  EXPECT_EQ(r.planned_rounds, w.planned_rounds);
+  EXPECT_EQ(r.planned_bytes, w.planned_bytes);
+  EXPECT_EQ(r.dedupe.calls, w.planned_rounds);  // no file here needs a second call
+  EXPECT_EQ(r.freed.bytes, w.would_free.bytes);
+  EXPECT_EQ(r.before.logical_bytes, w.before.logical_bytes);
+  EXPECT_EQ(r.before.unique_bytes, w.before.unique_bytes);
+  EXPECT_EQ(r.before.allocated_bytes, w.before.allocated_bytes);
+  EXPECT_EQ(windowed.exit_code(), 0);
+  expect_content_and_mtimes_unchanged();
+
+  const auto after = run(options(false));
+  ASSERT_FALSE(after.filesystems.empty());
+  const auto& a = after.filesystems[0];
+  EXPECT_EQ(a.planned_bytes, 0u);
+  EXPECT_EQ(a.before.unique_bytes, r.after.unique_bytes);
+  EXPECT_EQ(a.before.allocated_bytes, r.after.allocated_bytes);
+  EXPECT_EQ(windowed.duperemove_net_change(),
+            static_cast<int64_t>(a.before.in_shared_extents - w.before.in_shared_extents));
+}
+
 // -r lists the groups; a windowed run spills them to a temporary file as each window is
 // planned and prints them from there. Whole files get the same destinations either way.
 TEST_F(WindowedRunTest, ListedGroupsNameTheSameDestinations) {
