@@ -15,7 +15,9 @@
 namespace btrdedupe {
 
 struct MatchOptions {
-  uint64_t block_size = 128 * 1024;  // granularity of partial (range) matches; sector multiple
+  // Minimum length of a partial (range) match, a sector multiple (-b). Ranges start at
+  // any sector in either file; never under 64 bits of sums (2 sectors with crc32c).
+  uint64_t block_size = 128 * 1024;
   bool partial = true;               // look for equal ranges inside non-identical files
 };
 
@@ -33,7 +35,8 @@ struct ByteRange {
 };
 
 // Ranges of equal content, all `length` bytes long. Either whole files (then length is the
-// file size, and the range ends at EOF of every member) or block-aligned ranges.
+// file size, and the range ends at EOF of every member) or ranges starting at a sector
+// boundary of each member (a partial last sector only where every member ends at EOF).
 struct DuplicateGroup {
   uint64_t length = 0;
   bool whole_file = false;
@@ -55,6 +58,12 @@ struct MatchResult {
   uint64_t partial_groups = 0;
   uint64_t already_shared_files = 0;   // identical files that already share all storage
   uint64_t candidate_bytes = 0;        // sum of dedupable_bytes()
+  // Files left out of whole-file matching: their data sums hold under 64 bits (a single
+  // crc32c sector), too little to propose them (src/duplicate_match.cpp).
+  uint64_t short_sum_files = 0;
+  // The partial matcher's anchor index (src/anchor_index.h): distinct anchors, and bytes.
+  uint64_t anchor_index_entries = 0;
+  uint64_t anchor_index_bytes = 0;
 };
 
 MatchResult find_duplicates(const ScanResult& scan, const FingerprintResult& fp,
