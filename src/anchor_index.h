@@ -1,11 +1,11 @@
 // The partial matcher's index: anchor hash -> where it was first seen (file, sector).
 //
-// Open addressing over one flat array of 16-byte slots, at most 5/8 full: about 26 bytes
-// per anchor, no node or allocation per entry. It holds distinct anchor hashes only (a
-// hash seen again is looked up, not added), so its size follows the selected anchors of
-// distinct content: about 2/(w+1) of the sectors (src/sum_anchors.h), 1/16 with the
-// default 128 KiB minimum run: 16,384 anchors, ~420 KiB, per GiB of distinct data (the
-// sums themselves are 1.25 MiB per GiB with crc32c).
+// Open addressing over one flat array of 16-byte slots, kept between 5/16 and 5/8 full
+// (it doubles): 26 to 51 bytes per anchor, no node or allocation per entry. It holds
+// distinct anchor hashes only (a hash seen again is looked up, not added), so its size
+// follows the distinct content: about 2/(w+1) of the sectors are anchors
+// (src/sum_anchors.h), 1/16 with the default 128 KiB minimum run, so 16,384 anchors and
+// 0.4 to 0.8 MiB per GiB of distinct data (the crc32c sums themselves take 1.25 MiB).
 #pragma once
 
 #include <cstdint>

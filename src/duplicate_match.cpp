@@ -9,24 +9,41 @@
 namespace btrdedupe {
 namespace {
 
+// The whole-file group of `same` (files of one content), unless they share storage already.
+void add_whole_file_group(const MatchContext& ctx, const std::vector<uint32_t>& same,
+                          MatchResult& out) {
+  DuplicateGroup g;
+  g.whole_file = true;
+  g.length = ctx.size(same.front());
+  g.data = ctx.data_ranges(same.front(), ctx.data_runs(same.front()));
+  for (uint32_t f : same) g.members.push_back({f, 0, 0, 0});
+  ctx.assign_layouts(g);
+  if (g.layouts() < 2) {
+    out.already_shared_files += g.members.size();
+    return;
+  }
+  ++out.whole_file_groups;
+  out.groups.push_back(std::move(g));
+}
+
+void sort_largest_first(std::vector<DuplicateGroup>& groups) {
+  std::stable_sort(groups.begin(), groups.end(), [](const DuplicateGroup& a,
+                                                    const DuplicateGroup& b) {
+    return a.length > b.length;
+  });
+}
+
 // Whole-file duplicates: grouped by (size, datasum, hole map, data sums), every data sector
 // known. Holes are content: the same data at other places is not the same file.
-// A file whose data sums hold under 64 bits (one crc32c sector) is left out and counted:
-// a 32-bit sum and a size are no evidence of equal bytes (MatchResult::short_sum_files).
+// Files whose data sums hold under 64 bits (one crc32c sector) are listed as candidates,
+// not grouped: a 32-bit sum and a size are no evidence of equal bytes.
 void match_whole_files(const MatchContext& ctx, uint32_t nfiles, MatchResult& out,
                        std::vector<bool>& in_whole_group) {
   // (hash, file) sorted, not a map of vectors: 16 bytes per file instead of a node and a
   // vector each (~10 MB for 100k files, at the run's memory peak).
   std::vector<std::pair<uint64_t, uint32_t>> by_hash;
-  for (uint32_t f = 0; f < nfiles; ++f) {
-    const auto h = ctx.whole_hash(f);
-    if (!h) continue;
-    if (!ctx.sums_hold_64_bits(f)) {
-      ++out.short_sum_files;
-      continue;
-    }
-    by_hash.emplace_back(*h, f);
-  }
+  for (uint32_t f = 0; f < nfiles; ++f)
+    if (const auto h = ctx.whole_hash(f)) by_hash.emplace_back(*h, f);
   std::sort(by_hash.begin(), by_hash.end());
   std::vector<uint32_t> files;
   for (size_t run = 0, next = 0; run < by_hash.size(); run = next) {
@@ -38,26 +55,23 @@ void match_whole_files(const MatchContext& ctx, uint32_t nfiles, MatchResult& ou
     std::vector<bool> taken(files.size(), false);
     for (size_t i = 0; i < files.size(); ++i) {
       if (taken[i]) continue;
-      DuplicateGroup g;
-      g.whole_file = true;
-      g.length = ctx.size(files[i]);
       const auto runs = ctx.data_runs(files[i]);
-      g.data = ctx.data_ranges(files[i], runs);
-      g.members.push_back({files[i], 0, 0, 0});
+      std::vector<uint32_t> same{files[i]};
       for (size_t j = i + 1; j < files.size(); ++j) {
         if (taken[j] || !ctx.same_file(files[i], runs, files[j])) continue;
         taken[j] = true;
-        g.members.push_back({files[j], 0, 0, 0});
+        same.push_back(files[j]);
       }
-      if (g.members.size() < 2) continue;
-      ctx.assign_layouts(g);
-      for (const auto& m : g.members) in_whole_group[m.file] = true;
-      if (g.layouts() < 2) {
-        out.already_shared_files += g.members.size();
+      if (same.size() < 2) continue;
+      if (!ctx.sums_hold_64_bits(files[i])) {
+        const auto data = ctx.data_ranges(files[i], runs);
+        out.short_sum_files += same.size();
+        out.short_sum_candidates.push_back(
+            {std::move(same), data.empty() ? ByteRange{0, ctx.size(files[i])} : data.front()});
         continue;
       }
-      ++out.whole_file_groups;
-      out.groups.push_back(std::move(g));
+      for (uint32_t f : same) in_whole_group[f] = true;
+      add_whole_file_group(ctx, same, out);
     }
   }
 }
@@ -93,10 +107,21 @@ MatchResult find_duplicates(const ScanResult& scan, const FingerprintResult& fp,
   const uint32_t ss = scan.fs.sectorsize;
   if (options.partial && ss && options.block_size >= ss && options.block_size % ss == 0)
     match_runs(ctx, in_whole_group, options.block_size, out);
-  std::stable_sort(out.groups.begin(), out.groups.end(),
-                   [](const DuplicateGroup& a, const DuplicateGroup& b) { return a.length > b.length; });
+  sort_largest_first(out.groups);
   for (const auto& g : out.groups) out.candidate_bytes += g.dedupable_bytes();
   return out;
+}
+
+void add_whole_file_groups(const ScanResult& scan, const FingerprintResult& fp,
+                           const std::vector<std::vector<uint32_t>>& same_content,
+                           MatchResult& out) {
+  const MatchContext ctx(scan, fp);
+  const size_t first_new = out.groups.size();
+  for (const auto& same : same_content)
+    if (same.size() >= 2) add_whole_file_group(ctx, same, out);
+  for (size_t i = first_new; i < out.groups.size(); ++i)
+    out.candidate_bytes += out.groups[i].dedupable_bytes();
+  sort_largest_first(out.groups);
 }
 
 }  // namespace btrdedupe

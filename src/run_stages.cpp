@@ -12,6 +12,7 @@
 #include "src/heap_release.h"
 #include "src/io_threads.h"
 #include "src/scanned_file.h"
+#include "src/short_file_proof.h"
 #include "src/subvolume_report.h"
 
 namespace btrdedupe {
@@ -94,6 +95,7 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   mo.block_size = o.block_size;
   mo.partial = o.partial;
   auto matches = find_duplicates(scan, fp, mo);
+  prove_short_files(scan, fp, matches);
   fp.files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
   if (earlier) drop_groups_of_earlier_windows(*earlier, matches);
   PlanOptions po;

@@ -147,15 +147,26 @@ TEST_F(RunMatch, OneCrc32cSectorOfAgreementIsNeverACandidate) {
   EXPECT_EQ(r.groups[0].members[0].offset, kSector);
 }
 
-TEST_F(RunMatch, OneCrc32cSectorFilesAreNotWholeFileDuplicates) {
-  add(3000, {42});
-  add(3000, {42});
+// Their sums only list them; the groups come from their bytes (prove_short_files).
+TEST_F(RunMatch, OneCrc32cSectorFilesAreCandidatesNotGroups) {
+  const auto a = add(3000, {42});
+  const auto b = add(3000, {42});
+  add(3000, {41});
   add(2 * kSector - 5, {43, 44});
   add(2 * kSector - 5, {43, 44});
-  const auto r = fs_.match(kSector);
+  auto r = fs_.match(kSector);
   ASSERT_EQ(r.groups.size(), 1u);
   EXPECT_EQ(r.groups[0].length, 2 * kSector - 5);
   EXPECT_EQ(r.short_sum_files, 2u);
+  ASSERT_EQ(r.short_sum_candidates.size(), 1u);
+  EXPECT_EQ(r.short_sum_candidates[0].files, (std::vector<uint32_t>{a, b}));
+  EXPECT_EQ(r.short_sum_candidates[0].data, (ByteRange{0, 3000}));
+  const uint64_t before = r.candidate_bytes;
+  add_whole_file_groups(fs_.scan, fs_.fp, {{a, b}}, r);  // as if their bytes agreed
+  ASSERT_EQ(r.groups.size(), 2u);
+  EXPECT_EQ(r.whole_file_groups, 2u);
+  EXPECT_EQ(r.groups[1].length, 3000u);  // still largest first
+  EXPECT_EQ(r.candidate_bytes, before + 3000);
 }
 
 TEST_F(RunMatch, OneSectorOfALongerSumIsEnough) {
