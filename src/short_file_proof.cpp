@@ -4,7 +4,9 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -31,15 +33,30 @@ std::optional<uint64_t> data_hash(const ScanResult& scan, uint32_t file, ByteRan
 }  // namespace
 
 ShortFileProof prove_short_files(const ScanResult& scan, const FingerprintResult& fp,
-                                 MatchResult& matches) {
+                                 MatchResult& matches, unsigned threads) {
+  const auto& candidates = matches.short_sum_candidates;
+  // Each file's hash, by candidate; read by `threads` workers: a cold tree's small files
+  // cost a path walk and a random read each, which the device serves concurrently.
+  std::vector<std::vector<std::optional<uint64_t>>> hashes(candidates.size());
+  std::atomic<size_t> next_candidate{0};
+  auto work = [&] {
+    for (size_t c; (c = next_candidate++) < candidates.size();)
+      for (uint32_t f : candidates[c].files)
+        hashes[c].push_back(data_hash(scan, f, candidates[c].data));
+  };
+  {
+    std::vector<std::jthread> workers;
+    for (unsigned t = 1; t < std::max(1u, threads); ++t) workers.emplace_back(work);
+    work();
+  }
   ShortFileProof proof;
   std::vector<std::vector<uint32_t>> proven;
-  for (const ShortSumCandidate& c : matches.short_sum_candidates) {
+  for (size_t c = 0; c < candidates.size(); ++c) {
     std::vector<std::pair<uint64_t, uint32_t>> by_hash;
-    for (uint32_t f : c.files) {
-      const auto h = data_hash(scan, f, c.data);
+    for (size_t i = 0; i < candidates[c].files.size(); ++i) {
+      const auto& h = hashes[c][i];
       ++(h ? proof.files_read : proof.files_unreadable);
-      if (h) by_hash.emplace_back(*h, f);
+      if (h) by_hash.emplace_back(*h, candidates[c].files[i]);
     }
     std::sort(by_hash.begin(), by_hash.end());
     for (size_t run = 0, next = 0; run < by_hash.size(); run = next) {

@@ -16,9 +16,9 @@ struct ShortFileProof {
   uint64_t files_unreadable = 0;  // gone, changed since the scan or a short read: left out
 };
 
-// Reads the candidates' data, adds the groups proven (add_whole_file_groups) and clears
-// the candidates.
+// Reads the candidates' data with `threads` workers (at least one), adds the groups
+// proven (add_whole_file_groups) and clears the candidates.
 ShortFileProof prove_short_files(const ScanResult& scan, const FingerprintResult& fp,
-                                 MatchResult& matches);
+                                 MatchResult& matches, unsigned threads = 1);
 
 }  // namespace btrdedupe
