@@ -123,7 +123,7 @@ DedupePlan plan_rounds(const ScanResult& scan, const MatchResult& matches,
     // Only the data: a sparse whole-file group's members have their holes at the same
     // places (or they would not be whole-file duplicates: a target with data where a
     // destination has a hole cannot happen), and holes are never given to the kernel.
-    // Partial groups are data throughout (block hashes need every sector's sum).
+    // Partial groups are data throughout (runs need every sector's sum).
     const std::vector<ByteRange> all{{0, g.length}};
     for (const ByteRange& data : g.data.empty() ? all : g.data)
       add_rounds(index, gi, target, dests, data, round, max_dest, plan);

@@ -11,6 +11,7 @@
 #include "src/heap_release.h"
 #include "src/io_threads.h"
 #include "src/scanned_file.h"
+#include "src/short_file_proof.h"
 #include "src/subvolume_report.h"
 
 namespace btrdedupe {
@@ -75,6 +76,10 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   mo.block_size = o.block_size;
   mo.partial = o.partial;
   auto matches = find_duplicates(scan, fp, mo);
+  const unsigned readers = o.io_threads    ? o.io_threads
+                           : r.roots.empty() ? 1u
+                                             : default_io_threads(r.roots.front());
+  prove_short_files(scan, fp, matches, readers);
   fp.files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
   if (earlier) drop_groups_of_earlier_windows(*earlier, matches);
   PlanOptions po;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "src/short_file_proof.h"
+
 namespace btrdedupe::test {
 
 PlannedDedupe plan_dedupe(const std::string& dir, const PlanOptions& options) {
@@ -17,6 +19,7 @@ PlannedDedupe plan_dedupe(const std::string& dir, const PlanOptions& options) {
   if (!fp.ok()) return p;
   p.fp = std::move(*fp);
   p.matches = find_duplicates(p.scan, p.fp, {});
+  prove_short_files(p.scan, p.fp, p.matches);  // as match_and_plan does
   p.plan = plan_rounds(p.scan, p.matches, options);
   return p;
 }

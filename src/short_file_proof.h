@@ -1,0 +1,24 @@
+// Whole-file candidates too short for their sums to propose them (one crc32c sector: 32
+// bits, MatchResult::short_sum_candidates) are proven by their bytes: each member's data
+// (at most one sector) is read and hashed with XXH3-64, and the files whose hashes agree
+// become whole-file groups. The kernel's compare at dedupe time stays the proof of
+// equality; this only keeps 32-bit sums from proposing unequal files.
+#pragma once
+
+#include <cstdint>
+
+#include "src/duplicate_match.h"
+
+namespace btrdedupe {
+
+struct ShortFileProof {
+  uint64_t files_read = 0;
+  uint64_t files_unreadable = 0;  // gone, changed since the scan or a short read: left out
+};
+
+// Reads the candidates' data with `threads` workers (at least one), adds the groups
+// proven (add_whole_file_groups) and clears the candidates.
+ShortFileProof prove_short_files(const ScanResult& scan, const FingerprintResult& fp,
+                                 MatchResult& matches, unsigned threads = 1);
+
+}  // namespace btrdedupe
