@@ -115,7 +115,7 @@ void confirm_dedupe(ScanResult& scan, PlannedWork& work, const ScanOptions& scan
     return;
   }
   r.after = summarize_sharing(after->extents, nullptr, &after->files);
-  measure_freed_space(*after, work.extents, r);
+  measure_freed_space(*after, work.extents, work.rewritten, r);
   settle_allocated_after(r);
   const auto usage_after = subvolume_usage(*after);
   free_storage(after->extents);
@@ -147,9 +147,9 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   }
 
   t = Clock::now();
-  r.dedupe = dedupe_planned(scan, work.plan, o, progress, r);
+  r.dedupe = dedupe_planned(scan, work, o, progress, r);
   r.seconds.dedupe = since(t);
-  if (r.dedupe.calls == 0) {  // nothing changed on disk: no confirmation to read
+  if (r.dedupe.calls == 0 && r.rewrite.ranges_rewritten == 0) {  // nothing changed on disk: no confirmation to read
     const auto usage = subvolume_usage(scan);
     fill_per_subvolume(scan, usage, &usage, work.planned, r);
     record_in_catalog(catalog, scan, nullptr, r);

@@ -14,6 +14,8 @@
 #include "src/fingerprint.h"
 #include "src/freed_space.h"
 #include "src/group_listing.h"
+#include "src/remainder_plan.h"
+#include "src/remainder_rewrite.h"
 #include "src/subvolume_report.h"
 #include "src/subvolume_selection.h"
 #include "src/tree_scan.h"
@@ -57,6 +59,10 @@ struct JobOptions {
   // A time-boxed run (--max-runtime): dedupe the groups that share the most bytes first and
   // list, per group, whether it was done or left (FilesystemReport::work).
   bool most_valuable_first = false;
+  // Rewrite small remainders so that their extents can be freed (src/remainder_plan.h);
+  // --dedupe-options=norewrite turns it off. The budget: bytes written per filesystem.
+  bool rewrite_remainders = true;
+  uint64_t rewrite_budget = RemainderRules{}.budget_bytes;
 };
 
 // Where the run stands as a whole: the data it has and will go through, and its window.
@@ -125,6 +131,7 @@ struct FilesystemReport {
   bool deduped = false;
   unsigned io_threads = 0;            // dedupe workers used
   DedupeStats dedupe;
+  RewriteStats rewrite;               // small remainders rewritten (src/remainder_rewrite.h)
   PhaseSeconds seconds;
   // Per subvolume scanned: exclusive bytes before/after, bytes deduped (or, without a
   // dedupe, that would be deduped) into it (src/subvolume_report.h).

@@ -76,6 +76,25 @@ void list_work(const ScanResult& scan, const DedupePlan& plan,
   for (const auto& [group, index] : entry) out[index].destinations = targets[group].size();
 }
 
+// After the rounds: the remainders, unless a stop came or the filesystem is full.
+RewriteStats rewrite_planned(const ScanResult& scan, const RemainderPlan& remainders,
+                             const DedupeStats& rounds, const JobOptions& o,
+                             ProgressSink* progress) {
+  RewriteStats none;
+  if (remainders.extents.empty() || rounds.stopped) return none;
+  if (rounds.no_space) {
+    for (const auto& e : remainders.extents) none.ranges_fell_back += e.ranges.size();
+    none.fallback_reason = "the filesystem is full (ENOSPC in the dedupe rounds)";
+    return none;
+  }
+  RewriteOptions ropt;
+  ropt.stop = o.stop;
+  report_progress(progress, "rewrite", 0, remainders.bytes);
+  if (progress)
+    ropt.on_progress = [&](uint64_t done) { progress->progress("rewrite", done, remainders.bytes); };
+  return rewrite_remainders(scan, remainders, ropt);
+}
+
 }  // namespace
 
 double since(Clock::time_point t) {
@@ -104,6 +123,15 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   work.plan = plan_rounds(scan, matches, po);
   work.planned = planned_bytes_by_subvolume(scan, work.plan);
   work.extents = destination_extents(scan, work.plan);
+  if (o.rewrite_remainders) {
+    RemainderRules rules;  // the budget is the filesystem's: earlier windows used some
+    rules.budget_bytes = o.rewrite_budget - std::min(o.rewrite_budget, r.rewrite.planned_bytes);
+    work.remainders = plan_remainders(scan, work.plan, work.extents, rules);
+    r.rewrite.planned_extents += work.remainders.extents.size();
+    r.rewrite.planned_bytes += work.remainders.bytes;
+    r.rewrite.skipped_for_budget += work.remainders.skipped_for_budget;
+    r.rewrite.bytes_skipped_for_budget += work.remainders.bytes_skipped_for_budget;
+  }
   r.would_free.add(predicted_freed(work.extents));
   r.whole_file_groups += matches.whole_file_groups;
   r.partial_groups += matches.partial_groups;
@@ -119,8 +147,9 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   return work;
 }
 
-DedupeStats dedupe_planned(const ScanResult& scan, const DedupePlan& plan, const JobOptions& o,
+DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const JobOptions& o,
                            ProgressSink* progress, FilesystemReport& r) {
+  const DedupePlan& plan = work.plan;
   DedupeOptions dopt;
   dopt.io_threads = o.io_threads ? o.io_threads : default_io_threads(r.roots.front());
   r.io_threads = dopt.io_threads;
@@ -135,14 +164,16 @@ DedupeStats dedupe_planned(const ScanResult& scan, const DedupePlan& plan, const
   auto stats = run_dedupe(scan, plan, dopt);
   r.deduped = true;
   if (o.most_valuable_first) list_work(scan, plan, started, r.work);
+  work.rewritten = rewrite_planned(scan, work.remainders, stats, o, progress);
+  r.rewrite.add(work.rewritten);
   return stats;
 }
 
 void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
-                         FilesystemReport& r) {
+                         const RewriteStats& rewritten, FilesystemReport& r) {
   auto fd = btrfs::Fd::open(scan.roots.front().path, O_RDONLY | O_NONBLOCK);
   if (fd) ::syncfs(fd->get());
-  auto freed = fd ? measure_freed(fd->get(), extents) : btrfs::Result<FreedSpace>(fd.error());
+  auto freed = fd ? measure_freed(fd->get(), extents, rewritten.allocated_by_subvolume) : btrfs::Result<FreedSpace>(fd.error());
   if (!freed) {
     if (r.error.empty()) r.error = "reading the extent tree after dedupe: " + freed.error().message();
     return;

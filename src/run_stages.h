@@ -15,6 +15,7 @@
 #include "src/fingerprint.h"
 #include "src/freed_space.h"
 #include "src/job.h"
+#include "src/remainder_plan.h"
 #include "src/tree_scan.h"
 
 namespace btrdedupe {
@@ -31,6 +32,8 @@ struct PlannedWork {
   DedupePlan plan;
   std::map<uint64_t, uint64_t> planned;  // bytes by destination subvolume
   std::vector<PhysicalExtent> extents;   // that its destination ranges reference
+  RemainderPlan remainders;              // rewritten after the rounds (JobOptions::rewrite_remainders)
+  RewriteStats rewritten;                // what dedupe_planned's rewrite did (also in r.rewrite)
 };
 
 // Matches the fingerprinted files of `scan` (and frees their sums), plans the rounds, and
@@ -39,14 +42,16 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
                            const std::vector<bool>* earlier, ProgressSink* progress,
                            FilesystemReport& r);
 
-// Runs the plan's rounds with the job's workers.
-DedupeStats dedupe_planned(const ScanResult& scan, const DedupePlan& plan, const JobOptions& o,
+// Runs the plan's rounds with the job's workers, then rewrites the planned remainders
+// (their figures go to r.rewrite).
+DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const JobOptions& o,
                            ProgressSink* progress, FilesystemReport& r);
 
 // After a dedupe: the destination extents the extent tree no longer holds, once the
-// transaction committed. A failure to look is the run's error; the dedupe stands.
+// transaction committed, less what rewritten remainders took. A failure to look is the
+// run's error; the dedupe stands.
 void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
-                         FilesystemReport& r);
+                         const RewriteStats& rewritten, FilesystemReport& r);
 
 // The space of the scanned extents after the run: what was allocated less what is gone
 // (an extent no scanned file references any more counts until it is freed). Once the

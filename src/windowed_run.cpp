@@ -96,12 +96,15 @@ bool dedupe_window(CatalogSession& session, ScanResult& window, PlannedWork work
                    const std::vector<bool>& earlier, const JobOptions& o, ProgressSink* progress,
                    FilesystemReport& r, SharingSummary& sharing, UsageBySubvolume& usage) {
   auto t = Clock::now();
-  r.dedupe.add(dedupe_planned(window, work.plan, o, progress, r));
+  r.dedupe.add(dedupe_planned(window, work, o, progress, r));
   r.seconds.dedupe += since(t);
   std::vector<bool> destinations(window.files.size(), false);
   for (const auto& round : work.plan.rounds)
     for (const auto& d : round.destinations) destinations[d.file] = true;
+  for (const auto& e : work.remainders.extents)  // rewritten remainders changed their files too
+    for (const auto& range : e.ranges) destinations[range.file] = true;
   const auto extents = std::move(work.extents);
+  const auto rewritten = std::move(work.rewritten);
   work = {};
   t = Clock::now();
   report_progress(progress, "confirm", 0, 0);
@@ -114,7 +117,7 @@ bool dedupe_window(CatalogSession& session, ScanResult& window, PlannedWork work
   }
   sharing = summarize_sharing(window.extents, &earlier, &window.files);
   usage = subvolume_usage(window, &earlier);
-  measure_freed_space(window, extents, r);
+  measure_freed_space(window, extents, rewritten, r);
   return true;
 }
 
