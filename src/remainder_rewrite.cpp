@@ -41,6 +41,7 @@ class RemainderRewrite {
       }
       rewrite_extent(fs->get(), plan_.extents[i]);
     }
+    measure_new_extents(fs->get());
     return stats_;
   }
 
@@ -113,12 +114,7 @@ class RemainderRewrite {
     const auto& o = call->outcomes.front();
     if (o.status == btrfs::DedupeStatus::Same && o.bytes_deduped == range.length) {
       ++stats_.ranges_rewritten;
-      // Unknown (an error): the copy's own size, rounded; a compressed one takes less.
-      const uint32_t sector = std::max<uint32_t>(scan_.fs.sectorsize, 1);
-      auto disk = kernel_.disk_bytes(file->get(), range.offset, range.length, sector);
-      const uint64_t bytes = disk ? *disk : (range.length + sector - 1) / sector * sector;
-      stats_.disk_bytes_allocated += bytes;
-      stats_.allocated_by_subvolume[f.subvolume] += bytes;
+      rewritten_.push_back(range);
       return true;
     }
     if (o.status == btrfs::DedupeStatus::Error) {
@@ -131,6 +127,24 @@ class RemainderRewrite {
                        std::to_string(range.length) + " bytes");
     }
     return false;
+  }
+
+  // What the new extents take, once their transaction committed (a compressed extent's
+  // size is in the extent tree only then). Not known (an error): the copy's own size,
+  // sector-rounded; a compressed one takes less.
+  void measure_new_extents(int fs_fd) {
+    if (rewritten_.empty()) return;
+    kernel_.commit(fs_fd);
+    const uint32_t sector = std::max<uint32_t>(scan_.fs.sectorsize, 1);
+    for (const auto& range : rewritten_) {
+      const ScannedFile& f = scan_.files[range.file];
+      uint64_t bytes = (range.length + sector - 1) / sector * sector;
+      if (auto file = open_scanned_file(scan_, f, false))
+        if (auto disk = kernel_.disk_bytes(file->get(), range.offset, range.length, sector))
+          bytes = *disk;
+      stats_.disk_bytes_allocated += bytes;
+      stats_.allocated_by_subvolume[f.subvolume] += bytes;
+    }
   }
 
   // The copy goes into the file's own directory (its subvolume, its inherited settings);
@@ -155,6 +169,7 @@ class RemainderRewrite {
   const RewriteOptions& options_;
   RewriteKernel& kernel_;
   RewriteStats stats_;
+  std::vector<RemainderRange> rewritten_;  // shared from a copy: their new extents to measure
   bool ended_ = false;  // a failure every later copy would meet: try nothing more
 };
 
