@@ -18,9 +18,16 @@ constexpr size_t kCopyChunk = 1 << 20;
 // The chattr flags a copy takes from its file: nodatacow, and compression forced or off.
 constexpr unsigned kMirroredFlags = FS_NOCOW_FL | FS_COMPR_FL | FS_NOCOMP_FL;
 
-// Gives `copy` (still empty) the settings of `file`; the flags are read back, since a
-// filesystem may accept SETFLAGS and ignore a flag.
+// Gives `copy` (still empty) the settings of `file`: the property first (setting it
+// changes the compression flags), then the flags; both are read back, since a filesystem
+// may accept a setting and ignore it. EINVAL when they still differ.
 btrfs::Result<void> take_settings(int file, int copy) {
+  auto property = btrfs::compression_property(file);
+  if (!property) return property.error();
+  auto inherited = btrfs::compression_property(copy);  // from the directory
+  if (!inherited) return inherited.error();
+  if (*property != *inherited)
+    if (auto ok = btrfs::set_compression_property(copy, *property); !ok) return ok.error();
   auto want = btrfs::inode_attributes(file);
   if (!want) return want.error();
   auto have = btrfs::inode_attributes(copy);
@@ -28,16 +35,12 @@ btrfs::Result<void> take_settings(int file, int copy) {
   const unsigned flags = (*have & ~kMirroredFlags) | (*want & kMirroredFlags);
   if (flags != *have)
     if (auto ok = btrfs::set_inode_attributes(copy, flags); !ok) return ok.error();
-  auto property = btrfs::compression_property(file);
-  if (!property) return property.error();
-  auto inherited = btrfs::compression_property(copy);  // from the directory
-  if (!inherited) return inherited.error();
-  if (*property != *inherited)
-    if (auto ok = btrfs::set_compression_property(copy, *property); !ok) return ok.error();
   auto now = btrfs::inode_attributes(copy);
   if (!now) return now.error();
-  if ((*now & kMirroredFlags) != (*want & kMirroredFlags))
-    return btrfs::Error{EOPNOTSUPP, "giving the copy the file's nodatacow/compression flags"};
+  auto now_property = btrfs::compression_property(copy);
+  if (!now_property) return now_property.error();
+  if ((*now & kMirroredFlags) != (*want & kMirroredFlags) || *now_property != *property)
+    return btrfs::Error{EINVAL, "giving the copy the file's nodatacow and compression settings"};
   return {};
 }
 

@@ -30,7 +30,7 @@ class RewriteKernel {
   // [offset, offset + length) of file_fd at offset 0, written out (fdatasync) so its extent
   // exists. Errors: those of O_TMPFILE (EOPNOTSUPP, EROFS, ENOSPC, EDQUOT), of the writes
   // and fdatasync (ENOSPC, EDQUOT, EIO); ESTALE when file_fd ends before the range does;
-  // EOPNOTSUPP when the settings could not be given. Nothing is linked, so nothing is left.
+  // EINVAL when the settings could not be given. Nothing is linked, so nothing is left.
   virtual btrfs::Result<btrfs::Fd> unnamed_copy(int dir_fd, int file_fd, uint64_t offset,
                                                 uint64_t length) = 0;
   // Disk space the extents mapping [offset, offset + length) of file_fd take, when that
