@@ -82,7 +82,7 @@ struct RunPosition {
 class ProgressSink {
  public:
   virtual ~ProgressSink() = default;
-  // phase: "scan", "fingerprint", "match", "dedupe", "confirm"; bytes done of total
+  // phase: "scan", "fingerprint", "match", "dedupe", "rewrite", "confirm"; bytes done of total
   // (total 0 when unknown).
   virtual void progress(const char* phase, uint64_t done, uint64_t total) = 0;
   // The run's position, once its data is known and again at each window.
@@ -132,6 +132,10 @@ struct FilesystemReport {
   unsigned io_threads = 0;            // dedupe workers used
   DedupeStats dedupe;
   RewriteStats rewrite;               // small remainders rewritten (src/remainder_rewrite.h)
+  // Regular extents of the files the dedupe writes into (destinations, rewritten
+  // remainders), before and after it (after = before when nothing was changed): how much
+  // the dedupe fragmented them.
+  uint64_t destination_extents_before = 0, destination_extents_after = 0;
   PhaseSeconds seconds;
   // Per subvolume scanned: exclusive bytes before/after, bytes deduped (or, without a
   // dedupe, that would be deduped) into it (src/subvolume_report.h).
