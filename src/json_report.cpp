@@ -107,7 +107,9 @@ Json filesystem(const FilesystemReport& r, bool groups_listed, bool time_boxed) 
                     {"freed_bytes", r.freed.bytes},
                     {"freed_extents", r.freed.extents},
                     {"would_free_bytes", r.would_free.bytes},
-                    {"would_free_extents", r.would_free.extents}};
+                    {"would_free_extents", r.would_free.extents},
+                    {"destination_extents_before", r.destination_extents_before},
+                    {"destination_extents_after", r.destination_extents_after}};
   const auto& f = r.fingerprints;
   j["fingerprints"] = Json{{"extents_from_csums", f.extents_from_csums},
                            {"bytes_from_csums", f.bytes_from_csums},

@@ -95,7 +95,32 @@ RewriteStats rewrite_planned(const ScanResult& scan, const RemainderPlan& remain
   return rewrite_remainders(scan, remainders, ropt);
 }
 
+std::vector<std::pair<uint64_t, uint64_t>> destination_files(const ScanResult& scan,
+                                                             const PlannedWork& work) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  const auto add = [&](uint32_t f) { out.emplace_back(scan.files[f].subvolume, scan.files[f].inode); };
+  for (const auto& round : work.plan.rounds)
+    for (const auto& d : round.destinations) add(d.file);
+  for (const auto& e : work.remainders.extents)
+    for (const auto& range : e.ranges) add(range.file);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 }  // namespace
+
+uint64_t count_extents_of(const ScanResult& scan,
+                          const std::vector<std::pair<uint64_t, uint64_t>>& files) {
+  if (files.empty()) return 0;
+  std::vector<bool> counted(scan.files.size());
+  for (size_t i = 0; i < scan.files.size(); ++i)
+    counted[i] = std::binary_search(files.begin(), files.end(),
+                                    std::make_pair(scan.files[i].subvolume, scan.files[i].inode));
+  uint64_t n = 0;
+  for (const auto& e : scan.extents) n += counted[e.file] ? 1 : 0;
+  return n;
+}
 
 double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -133,6 +158,8 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
     r.rewrite.bytes_skipped_for_budget += work.remainders.bytes_skipped_for_budget;
   }
   r.would_free.add(predicted_freed(work.extents));
+  work.destination_files = destination_files(scan, work);
+  r.destination_extents_before += count_extents_of(scan, work.destination_files);
   r.whole_file_groups += matches.whole_file_groups;
   r.partial_groups += matches.partial_groups;
   r.planned_bytes += work.plan.planned_bytes;

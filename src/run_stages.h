@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "src/catalog_session.h"
@@ -34,7 +35,14 @@ struct PlannedWork {
   std::vector<PhysicalExtent> extents;   // that its destination ranges reference
   RemainderPlan remainders;              // rewritten after the rounds (JobOptions::rewrite_remainders)
   RewriteStats rewritten;                // what dedupe_planned's rewrite did (also in r.rewrite)
+  // The files the dedupe writes into (destinations, rewritten remainders), as
+  // (subvolume, inode), sorted: their extents are counted before and after.
+  std::vector<std::pair<uint64_t, uint64_t>> destination_files;
 };
+
+// Regular extent items of `files` (PlannedWork::destination_files) in `scan`.
+uint64_t count_extents_of(const ScanResult& scan,
+                          const std::vector<std::pair<uint64_t, uint64_t>>& files);
 
 // Matches the fingerprinted files of `scan` (and frees their sums), plans the rounds, and
 // adds the figures to `r`. `earlier`: PlanOptions::earlier (a window of a windowed run).

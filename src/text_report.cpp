@@ -157,6 +157,9 @@ class Printer {
                    "from the trees in %.2f s)\n",
                    size(r.before.allocated_bytes).c_str(), size(r.after.allocated_bytes).c_str(),
                    size(r.freed.bytes).c_str(), ull(r.freed.extents), r.seconds.confirm);
+      if (r.destination_extents_before)
+        std::fprintf(out_, "  the files deduped into had %llu extents before, %llu after\n",
+                     ull(r.destination_extents_before), ull(r.destination_extents_after));
       if (o_.debug) {
         std::fprintf(out_, "  debug: %s prefetched", size(d.bytes_prefetched).c_str());
         for (const auto& [code, n] : d.errors_by_code)

@@ -105,6 +105,7 @@ bool dedupe_window(CatalogSession& session, ScanResult& window, PlannedWork work
     for (const auto& range : e.ranges) destinations[range.file] = true;
   const auto extents = std::move(work.extents);
   const auto rewritten = std::move(work.rewritten);
+  const auto files = std::move(work.destination_files);
   work = {};
   t = Clock::now();
   report_progress(progress, "confirm", 0, 0);
@@ -118,6 +119,7 @@ bool dedupe_window(CatalogSession& session, ScanResult& window, PlannedWork work
   sharing = summarize_sharing(window.extents, &earlier, &window.files);
   usage = subvolume_usage(window, &earlier);
   measure_freed_space(window, extents, rewritten, r);
+  r.destination_extents_after += count_extents_of(window, files);
   return true;
 }
 
@@ -144,9 +146,12 @@ bool run_window(CatalogSession& session, ScanResult& window, bool more, const Jo
   auto work = match_and_plan(window, *fp, o, &earlier, progress, r);
   r.seconds.match += since(t);
   for (const auto& [id, bytes] : work.planned) totals.planned[id] += bytes;
-  if (o.dedupe && !(o.stop && o.stop->load()) && !work.plan.rounds.empty())
+  if (o.dedupe && !(o.stop && o.stop->load()) && !work.plan.rounds.empty()) {
     if (!dedupe_window(session, window, std::move(work), earlier, o, progress, r, sharing, usage))
       return false;
+  } else {
+    r.destination_extents_after += count_extents_of(window, work.destination_files);
+  }
   add_sharing(r.after, sharing);
   add_usage(totals.usage_after, usage);
   if (progress && more) {  // the next window's scan starts where this one ended

@@ -120,6 +120,10 @@ TEST_F(RemainderRewriteTest, RewritingTheTailFreesTheExtent) {
   EXPECT_EQ(j["exit_code"], 0);
   EXPECT_EQ(state_diff(before, everything()), "");  // nothing new, nothing changed
   EXPECT_EQ(extents("d/b"), 2);  // a's extent and the rewritten tail
+  // b and c: one extent each before, two each after.
+  EXPECT_EQ(j["filesystems"][0]["space"]["destination_extents_before"], 2);
+  EXPECT_EQ(j["filesystems"][0]["space"]["destination_extents_after"], 4);
+  EXPECT_EQ(dry["filesystems"][0]["space"]["destination_extents_after"], 2);
 }
 
 TEST_F(RemainderRewriteTest, NorewriteLeavesTheRemainder) {
