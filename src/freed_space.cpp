@@ -42,7 +42,8 @@ FreedSpace predicted_freed(const std::vector<PhysicalExtent>& extents) {
   FreedSpace f;
   for (const auto& e : extents)
     if (e.freed_by_plan || e.rewrite_bytes) {
-      const uint64_t net = e.freed_by_plan ? e.disk_bytes : e.disk_bytes - std::min(e.disk_bytes, e.rewrite_bytes);
+      const uint64_t net = e.freed_by_plan ? e.disk_bytes
+                                           : e.disk_bytes - std::min(e.disk_bytes, e.rewrite_bytes);
       f.bytes += net;
       ++f.extents;
       f.by_subvolume[e.subvolume] += net;

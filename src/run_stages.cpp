@@ -200,7 +200,8 @@ void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExten
                          const RewriteStats& rewritten, FilesystemReport& r) {
   auto fd = btrfs::Fd::open(scan.roots.front().path, O_RDONLY | O_NONBLOCK);
   if (fd) ::syncfs(fd->get());
-  auto freed = fd ? measure_freed(fd->get(), extents, rewritten.allocated_by_subvolume) : btrfs::Result<FreedSpace>(fd.error());
+  auto freed = fd ? measure_freed(fd->get(), extents, rewritten.allocated_by_subvolume)
+                  : btrfs::Result<FreedSpace>(fd.error());
   if (!freed) {
     if (r.error.empty()) r.error = "reading the extent tree after dedupe: " + freed.error().message();
     return;
