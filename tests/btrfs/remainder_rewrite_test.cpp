@@ -41,9 +41,11 @@ class RemainderRewriteTest : public CliTest {
     return p;
   }
   // d/<name>: the bytes of `pieces` (work files, each `head -c` of one) one after another,
-  // written with one O_DIRECT write so that the file is one extent. Under memory pressure
-  // btrfs may still split the write (a partial direct write, then the rest): then it is
-  // written again, a few times at most, since every test here starts from one extent.
+  // written with one O_DIRECT write so that the file is one extent (GNU dd writes a final
+  // partial block buffered: a length that is not a sector multiple is all written through
+  // the page cache). Under memory pressure btrfs may still split it: then it is written
+  // again, a few times at most, until filefrag sees one extent (it merges physically
+  // contiguous ones, so the tree may still hold two items).
   void one_extent(const std::string& name, const std::vector<std::pair<std::string, uint64_t>>& pieces,
                   const std::string& before_writing = "") {
     const auto joined = work(name + ".joined");
@@ -58,7 +60,7 @@ class RemainderRewriteTest : public CliTest {
          (before_writing.empty() ? "" : " && " + before_writing + " " + dst) +
          " && dd if=" + shell_quote(joined) + " of=" + dst +
          " bs=8M iflag=fullblock oflag=direct conv=notrunc status=none; "
-         // dd's O_DIRECT write stops short of an unaligned tail: append it buffered
+         // should dd have stopped short, the rest is appended
          "s=$(stat -c %s " + dst + "); t=$(stat -c %s " + shell_quote(joined) + "); "
          "[ $s -eq $t ] || tail -c +$((s + 1)) " + shell_quote(joined) + " >> " + dst +
          "; sync");
@@ -127,10 +129,13 @@ TEST_F(RemainderRewriteTest, RewritingTheTailFreesTheExtent) {
   EXPECT_EQ(j["exit_code"], 0);
   EXPECT_EQ(state_diff(before, everything()), "");  // nothing new, nothing changed
   EXPECT_EQ(extents("d/b"), 2);  // a's extent and the rewritten tail
-  // b and c: one extent each before, two each after.
-  EXPECT_EQ(j["filesystems"][0]["space"]["destination_extents_before"], 2);
-  EXPECT_EQ(j["filesystems"][0]["space"]["destination_extents_after"], 4);
-  EXPECT_EQ(dry["filesystems"][0]["space"]["destination_extents_after"], 2);
+  // b and c: one extent each before (c's buffered write may be two items), two each after:
+  // a's extent for the head, the rewritten tail.
+  const auto& space = j["filesystems"][0]["space"];
+  EXPECT_GE(space["destination_extents_before"], 2);
+  EXPECT_EQ(space["destination_extents_after"], 4);
+  EXPECT_EQ(dry["filesystems"][0]["space"]["destination_extents_after"],
+            dry["filesystems"][0]["space"]["destination_extents_before"]);
 }
 
 TEST_F(RemainderRewriteTest, NorewriteLeavesTheRemainder) {
