@@ -138,6 +138,21 @@ TEST_F(RemainderRewriteTest, RewritingTheTailFreesTheExtent) {
             dry["filesystems"][0]["space"]["destination_extents_before"]);
 }
 
+// Read in windows of one file (-B 1): each window plans and rewrites its own remainders,
+// and the figures add up to what df shows.
+TEST_F(RemainderRewriteTest, WindowedRunsRewriteToo) {
+  tails();
+  const auto before = everything();
+  int64_t df = 0;
+  const auto j = run("-dr -B 1", &df);
+  EXPECT_GT(j["filesystems"][0]["scan"]["windows"], 1);
+  EXPECT_EQ(j["filesystems"][0]["rewrite"]["extents_rewritten"], 2)
+      << j["filesystems"][0]["rewrite"].dump();
+  EXPECT_EQ(df, static_cast<int64_t>(2 * (4 * kMiB - kMiB / 2)));
+  EXPECT_EQ(j["totals"]["freed_bytes"], df);
+  EXPECT_EQ(state_diff(before, everything()), "");
+}
+
 TEST_F(RemainderRewriteTest, NorewriteLeavesTheRemainder) {
   tails();
   const auto before = everything();
