@@ -3,6 +3,8 @@
 #include <linux/btrfs_tree.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <string>
 
 #include "btrfs/tree_search.h"
 
@@ -46,6 +48,14 @@ Result<std::vector<bool>> extents_allocated(int fd, std::span<const uint64_t> by
     if (i < bytenrs.size() && bytenrs[i] == at) allocated[i++] = true;
   }
   return allocated;
+}
+
+Result<uint64_t> data_extent_disk_bytes(int fd, uint64_t bytenr) {
+  auto k = first_item_key(fd, data_extents(bytenr, bytenr));
+  if (!k) return k.error();
+  if (!k->has_value() || (*k)->type != BTRFS_EXTENT_ITEM_KEY)
+    return Error{ENOENT, "no data extent at " + std::to_string(bytenr)};
+  return (*k)->offset;
 }
 
 }  // namespace btrfs

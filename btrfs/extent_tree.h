@@ -17,4 +17,8 @@ namespace btrfs {
 // filesystem.
 Result<std::vector<bool>> extents_allocated(int fd, std::span<const uint64_t> bytenrs);
 
+// The disk size (disk_num_bytes: the compressed size of a compressed extent) of the data
+// extent starting at `bytenr`, from its EXTENT_ITEM key; ENOENT when there is none.
+Result<uint64_t> data_extent_disk_bytes(int fd, uint64_t bytenr);
+
 }  // namespace btrfs

@@ -48,7 +48,9 @@ po::options_description visible_options() {
        "pass over files smaller than SIZE (K/M/G suffixes)")
       ("dedupe-options", po::value<std::vector<std::string>>()->value_name("LIST")->composing(),
        "comma-separated: [no]partial (ranges inside non-identical files; default partial), "
-       "only_whole_files (= nopartial), [no]same (ranges inside one file; always on)")
+       "only_whole_files (= nopartial), [no]same (ranges inside one file; always on), "
+       "[no]rewrite (copy a small unique remainder of an extent so that the extent is "
+       "freed; default rewrite)")
       ("fdupes", "read groups of identical files from stdin (fdupes output: one path per line, "
        "groups separated by blank lines) and dedupe them as whole files")
       ("blocksize,b", po::value<std::string>()->value_name("SIZE"),
@@ -172,6 +174,10 @@ std::string apply_dedupe_options(const std::string& list, CliOptions& o) {
       o.partial = false;
     } else if (item == "noonly_whole_files") {
       o.partial = true;
+    } else if (item == "rewrite") {
+      o.rewrite = true;
+    } else if (item == "norewrite") {
+      o.rewrite = false;
     } else if (item == "same") {
       // Ranges inside one file are always candidates: nothing to change.
     } else if (item == "nosame") {
@@ -179,7 +185,7 @@ std::string apply_dedupe_options(const std::string& list, CliOptions& o) {
                             "are deduped like any others)");
     } else {
       return "--dedupe-options: unknown option '" + item +
-             "' (known: [no]partial, [no]same, [no]only_whole_files)";
+             "' (known: [no]partial, [no]same, [no]only_whole_files, [no]rewrite)";
     }
   }
   if (!any) return "--dedupe-options: empty list";

@@ -34,6 +34,7 @@ struct CliOptions {
   uint64_t min_size = 0;
   std::vector<std::string> exclude;  // --exclude globs (see path_excluded)
   bool partial = true;         // --dedupe-options=[no]partial, only_whole_files
+  bool rewrite = true;         // --dedupe-options=[no]rewrite: small remainders (JobOptions)
   bool fdupes = false;         // --fdupes: file groups from stdin
   bool json = false;           // --json: the report as one JSON document on stdout
   ProgressMode progress = ProgressMode::Auto;
@@ -66,7 +67,8 @@ struct ParsedCli {
 ParsedCli parse_cli(int argc, const char* const* argv);
 std::string cli_help();
 
-// --dedupe-options=LIST: comma-separated [no]same, [no]partial, [no]only_whole_files.
+// --dedupe-options=LIST: comma-separated [no]same, [no]partial, [no]only_whole_files,
+// [no]rewrite.
 // Returns "" or a one-line error.
 std::string apply_dedupe_options(const std::string& list, CliOptions& options);
 

@@ -115,7 +115,8 @@ void confirm_dedupe(ScanResult& scan, PlannedWork& work, const ScanOptions& scan
     return;
   }
   r.after = summarize_sharing(after->extents, nullptr, &after->files);
-  measure_freed_space(*after, work.extents, r);
+  measure_freed_space(*after, work.extents, work.rewritten, r);
+  r.destination_extents_after += count_extents_of(*after, work.destination_files);
   settle_allocated_after(r);
   const auto usage_after = subvolume_usage(*after);
   free_storage(after->extents);
@@ -140,6 +141,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   auto work = match_and_plan(scan, *fp, o, nullptr, progress, r);
   r.seconds.match = since(t);
   const bool stopped_before_dedupe = o.stop && o.stop->load();
+  r.destination_extents_after = r.destination_extents_before;  // unless a dedupe changes them
   if (!o.dedupe || (stopped_before_dedupe && !o.most_valuable_first)) {
     fill_per_subvolume(scan, subvolume_usage(scan), nullptr, work.planned, r);
     record_in_catalog(catalog, scan, nullptr, r);
@@ -147,14 +149,15 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   }
 
   t = Clock::now();
-  r.dedupe = dedupe_planned(scan, work.plan, o, progress, r);
+  r.dedupe = dedupe_planned(scan, work, o, progress, r);
   r.seconds.dedupe = since(t);
-  if (r.dedupe.calls == 0) {  // nothing changed on disk: no confirmation to read
+  if (r.dedupe.calls == 0 && r.rewrite.ranges_rewritten == 0) {  // nothing changed on disk: no confirmation to read
     const auto usage = subvolume_usage(scan);
     fill_per_subvolume(scan, usage, &usage, work.planned, r);
     record_in_catalog(catalog, scan, nullptr, r);
     return;
   }
+  r.destination_extents_after = 0;  // counted by the confirmation
   confirm_dedupe(scan, work, scan_options, progress, catalog, flat, r);
 }
 

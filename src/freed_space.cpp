@@ -1,49 +1,11 @@
 #include "src/freed_space.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "btrfs/extent_tree.h"
+#include "src/destination_ranges.h"
 
 namespace btrdedupe {
-namespace {
-
-struct Interval {
-  uint64_t start, end;
-};
-
-// Destination ranges of the plan by file, sorted and merged.
-std::unordered_map<uint32_t, std::vector<Interval>> destination_ranges(const DedupePlan& plan) {
-  std::unordered_map<uint32_t, std::vector<Interval>> by_file;
-  for (const auto& round : plan.rounds)
-    for (const auto& d : round.destinations)
-      by_file[d.file].push_back({d.offset, d.offset + round.length});
-  for (auto& [file, v] : by_file) {
-    std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
-    std::vector<Interval> merged;
-    for (const auto& i : v)
-      if (!merged.empty() && i.start <= merged.back().end)
-        merged.back().end = std::max(merged.back().end, i.end);
-      else
-        merged.push_back(i);
-    v = std::move(merged);
-  }
-  return by_file;
-}
-
-// How much of [start, end) the sorted, merged intervals cover: none, part, or all of it.
-enum class Cover { None, Part, All };
-Cover covered(const std::vector<Interval>& v, uint64_t start, uint64_t end) {
-  auto it = std::upper_bound(v.begin(), v.end(), start,
-                             [](uint64_t s, const Interval& i) { return s < i.start; });
-  if (it != v.begin() && std::prev(it)->end > start) {
-    if (std::prev(it)->end >= end) return Cover::All;
-    return Cover::Part;
-  }
-  return it != v.end() && it->start < end ? Cover::Part : Cover::None;
-}
-
-}  // namespace
 
 std::vector<PhysicalExtent> destination_extents(const ScanResult& scan, const DedupePlan& plan) {
   const auto ranges = destination_ranges(plan);
@@ -79,15 +41,18 @@ void FreedSpace::add(const FreedSpace& more) {
 FreedSpace predicted_freed(const std::vector<PhysicalExtent>& extents) {
   FreedSpace f;
   for (const auto& e : extents)
-    if (e.freed_by_plan) {
-      f.bytes += e.disk_bytes;
+    if (e.freed_by_plan || e.rewrite_bytes) {
+      const uint64_t net = e.freed_by_plan ? e.disk_bytes
+                                           : e.disk_bytes - std::min(e.disk_bytes, e.rewrite_bytes);
+      f.bytes += net;
       ++f.extents;
-      f.by_subvolume[e.subvolume] += e.disk_bytes;
+      f.by_subvolume[e.subvolume] += net;
     }
   return f;
 }
 
-btrfs::Result<FreedSpace> measure_freed(int fd, const std::vector<PhysicalExtent>& extents) {
+btrfs::Result<FreedSpace> measure_freed(int fd, const std::vector<PhysicalExtent>& extents,
+                                        const std::map<uint64_t, uint64_t>& rewritten) {
   std::vector<uint64_t> bytenrs;
   bytenrs.reserve(extents.size());
   for (const auto& e : extents) bytenrs.push_back(e.bytenr);
@@ -100,6 +65,12 @@ btrfs::Result<FreedSpace> measure_freed(int fd, const std::vector<PhysicalExtent
       ++f.extents;
       f.by_subvolume[extents[i].subvolume] += extents[i].disk_bytes;
     }
+  for (const auto& [id, bytes] : rewritten) {
+    auto& in = f.by_subvolume[id];
+    const uint64_t taken = std::min({bytes, in, f.bytes});
+    in -= taken;
+    f.bytes -= taken;
+  }
   return f;
 }
 

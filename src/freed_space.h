@@ -23,6 +23,9 @@ struct PhysicalExtent {
   // Every reference the scan saw is inside a destination range, and no folded read-only
   // snapshot copy holds it: the plan frees it, unless files outside the scan reference it.
   bool freed_by_plan = false;
+  // Not freed by the plan alone, but once its small unique remainder of these bytes is
+  // rewritten (src/remainder_plan.h) it would be: predicted_freed counts it, less them.
+  uint64_t rewrite_bytes = 0;
 };
 
 // The extents referenced by the plan's destination ranges, sorted by bytenr, once each.
@@ -35,11 +38,14 @@ struct FreedSpace {
   void add(const FreedSpace& more);
 };
 
-// What the plan frees by the rule above (the files outside the scan not known).
+// What the plan frees by the rule above (the files outside the scan not known), the
+// remainders it rewrites included.
 FreedSpace predicted_freed(const std::vector<PhysicalExtent>& extents);
 
-// After the dedupe's transaction committed (syncfs): the extents the tree no longer holds.
-// fd: any fd on the filesystem.
-btrfs::Result<FreedSpace> measure_freed(int fd, const std::vector<PhysicalExtent>& extents);
+// After the dedupe's transaction committed (syncfs): the extents the tree no longer holds,
+// less `rewritten` (by subvolume): what rewritten remainders' new extents take (never
+// below zero). fd: any fd on the filesystem.
+btrfs::Result<FreedSpace> measure_freed(int fd, const std::vector<PhysicalExtent>& extents,
+                                        const std::map<uint64_t, uint64_t>& rewritten = {});
 
 }  // namespace btrdedupe

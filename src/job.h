@@ -14,6 +14,8 @@
 #include "src/fingerprint.h"
 #include "src/freed_space.h"
 #include "src/group_listing.h"
+#include "src/remainder_plan.h"
+#include "src/remainder_rewrite.h"
 #include "src/subvolume_report.h"
 #include "src/subvolume_selection.h"
 #include "src/tree_scan.h"
@@ -58,6 +60,10 @@ struct JobOptions {
   // A time-boxed run (--max-runtime): dedupe the groups that share the most bytes first and
   // list, per group, whether it was done or left (FilesystemReport::work).
   bool most_valuable_first = false;
+  // Rewrite small remainders so that their extents can be freed (src/remainder_plan.h);
+  // --dedupe-options=norewrite turns it off. The budget: bytes written per filesystem.
+  bool rewrite_remainders = true;
+  uint64_t rewrite_budget = RemainderRules{}.budget_bytes;
 };
 
 // Where the run stands as a whole: the data it has and will go through, and its window.
@@ -77,7 +83,7 @@ struct RunPosition {
 class ProgressSink {
  public:
   virtual ~ProgressSink() = default;
-  // phase: "scan", "fingerprint", "match", "dedupe", "confirm"; bytes done of total
+  // phase: "scan", "fingerprint", "match", "dedupe", "rewrite", "confirm"; bytes done of total
   // (total 0 when unknown).
   virtual void progress(const char* phase, uint64_t done, uint64_t total) = 0;
   // The run's position, once its data is known and again at each window.
@@ -118,6 +124,11 @@ struct FilesystemReport {
   bool deduped = false;
   unsigned io_threads = 0;            // dedupe workers used
   DedupeStats dedupe;
+  RewriteStats rewrite;               // small remainders rewritten (src/remainder_rewrite.h)
+  // Regular extents of the files the dedupe writes into (destinations, rewritten
+  // remainders), before and after it (after = before when nothing was changed): how much
+  // the dedupe fragmented them.
+  uint64_t destination_extents_before = 0, destination_extents_after = 0;
   PhaseSeconds seconds;
   // Per subvolume scanned: exclusive bytes before/after, bytes deduped (or, without a
   // dedupe, that would be deduped) into it (src/subvolume_report.h).

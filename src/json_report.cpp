@@ -115,7 +115,9 @@ Json filesystem(const FilesystemReport& r, bool groups_listed, bool time_boxed) 
                     {"freed_bytes", r.freed.bytes},
                     {"freed_extents", r.freed.extents},
                     {"would_free_bytes", r.would_free.bytes},
-                    {"would_free_extents", r.would_free.extents}};
+                    {"would_free_extents", r.would_free.extents},
+                    {"destination_extents_before", r.destination_extents_before},
+                    {"destination_extents_after", r.destination_extents_after}};
   const auto& f = r.fingerprints;
   j["fingerprints"] = Json{{"extents_from_csums", f.extents_from_csums},
                            {"bytes_from_csums", f.bytes_from_csums},
@@ -164,6 +166,19 @@ Json filesystem(const FilesystemReport& r, bool groups_listed, bool time_boxed) 
   } else {
     j["dedupe"] = nullptr;
   }
+  const auto& w = r.rewrite;
+  j["rewrite"] = Json{{"planned_extents", w.planned_extents},
+                      {"planned_bytes", w.planned_bytes},
+                      {"skipped_for_budget", w.skipped_for_budget},
+                      {"bytes_skipped_for_budget", w.bytes_skipped_for_budget},
+                      {"extents_rewritten", w.extents_rewritten},
+                      {"ranges_rewritten", w.ranges_rewritten},
+                      {"bytes_written", w.bytes_written},
+                      {"disk_bytes_allocated", w.disk_bytes_allocated},
+                      {"extents_still_referenced", w.extents_still_referenced},
+                      {"ranges_fell_back", w.ranges_fell_back},
+                      {"fallback_reason", w.fallback_reason.empty() ? Json(nullptr)
+                                                                    : Json(w.fallback_reason)}};
   if (r.catalog.used) {
     const auto& c = r.catalog;
     j["catalog"] = Json{{"unchanged", c.unchanged},
@@ -219,6 +234,7 @@ std::string json_report(const JobReport& report, const JobOptions& job,
                       {"dry_run", c.dry_run},
                       {"fdupes", c.fdupes},
                       {"partial", job.partial},
+                      {"rewrite", job.rewrite_remainders},
                       {"block_size", job.block_size},
                       {"min_size", job.min_file_size},
                       {"io_threads", job.io_threads},
@@ -252,6 +268,7 @@ std::string json_report(const JobReport& report, const JobOptions& job,
                      {"calls", t.calls},
                      {"allocated_before", t.allocated_before},
                      {"freed_bytes", t.freed_bytes},
+                     {"bytes_rewritten", t.bytes_rewritten},
                      {"would_free_bytes", t.would_free_bytes},
                      {"rounds_not_started", t.rounds_not_started},
                      {"bytes_not_started", t.bytes_not_started},

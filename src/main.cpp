@@ -115,6 +115,7 @@ int main(int argc, char** argv) {
   job.min_file_size = o.min_size;
   job.block_size = o.block_size;
   job.partial = o.partial;
+  job.rewrite_remainders = o.rewrite;
   job.hashfile = o.hashfile;
   job.window_files = o.window_files;
   job.subvolumes = {o.subvols, o.exclude_subvols, o.all_subvols};

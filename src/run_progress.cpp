@@ -20,6 +20,7 @@ constexpr PhaseWeight kWeights[] = {{"scan", 0.08, 0.55},
                                     {"fingerprint", 0.04, 0.25},
                                     {"match", 0.03, 0.20},
                                     {"dedupe", 0.80, 0.0},
+                                    {"rewrite", 0.0, 0.0},  // brief: at most 256 MiB written
                                     {"confirm", 0.05, 0.0}};
 
 // Share of the window done when `phase` is `fraction` through.

@@ -58,7 +58,51 @@ void drop_groups_of_earlier_windows(const std::vector<bool>& earlier, MatchResul
   }
 }
 
+// After the rounds: the remainders, unless a stop came or the filesystem is full.
+RewriteStats rewrite_planned(const ScanResult& scan, const RemainderPlan& remainders,
+                             const DedupeStats& rounds, const JobOptions& o,
+                             ProgressSink* progress) {
+  RewriteStats none;
+  if (remainders.extents.empty() || rounds.stopped) return none;
+  if (rounds.no_space) {
+    for (const auto& e : remainders.extents) none.ranges_fell_back += e.ranges.size();
+    none.fallback_reason = "the filesystem is full (ENOSPC in the dedupe rounds)";
+    return none;
+  }
+  RewriteOptions ropt;
+  ropt.stop = o.stop;
+  report_progress(progress, "rewrite", 0, remainders.bytes);
+  if (progress)
+    ropt.on_progress = [&](uint64_t done) { progress->progress("rewrite", done, remainders.bytes); };
+  return rewrite_remainders(scan, remainders, ropt);
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> destination_files(const ScanResult& scan,
+                                                             const PlannedWork& work) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  const auto add = [&](uint32_t f) { out.emplace_back(scan.files[f].subvolume, scan.files[f].inode); };
+  for (const auto& round : work.plan.rounds)
+    for (const auto& d : round.destinations) add(d.file);
+  for (const auto& e : work.remainders.extents)
+    for (const auto& range : e.ranges) add(range.file);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 }  // namespace
+
+uint64_t count_extents_of(const ScanResult& scan,
+                          const std::vector<std::pair<uint64_t, uint64_t>>& files) {
+  if (files.empty()) return 0;
+  std::vector<bool> counted(scan.files.size());
+  for (size_t i = 0; i < scan.files.size(); ++i)
+    counted[i] = std::binary_search(files.begin(), files.end(),
+                                    std::make_pair(scan.files[i].subvolume, scan.files[i].inode));
+  uint64_t n = 0;
+  for (const auto& e : scan.extents) n += counted[e.file] ? 1 : 0;
+  return n;
+}
 
 double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -90,7 +134,18 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   work.plan = plan_rounds(scan, matches, po);
   work.planned = planned_bytes_by_subvolume(scan, work.plan);
   work.extents = destination_extents(scan, work.plan);
+  if (o.rewrite_remainders) {
+    RemainderRules rules;  // the budget is the filesystem's: earlier windows used some
+    rules.budget_bytes = o.rewrite_budget - std::min(o.rewrite_budget, r.rewrite.planned_bytes);
+    work.remainders = plan_remainders(scan, work.plan, work.extents, rules);
+    r.rewrite.planned_extents += work.remainders.extents.size();
+    r.rewrite.planned_bytes += work.remainders.bytes;
+    r.rewrite.skipped_for_budget += work.remainders.skipped_for_budget;
+    r.rewrite.bytes_skipped_for_budget += work.remainders.bytes_skipped_for_budget;
+  }
   r.would_free.add(predicted_freed(work.extents));
+  work.destination_files = destination_files(scan, work);
+  r.destination_extents_before += count_extents_of(scan, work.destination_files);
   r.whole_file_groups += matches.whole_file_groups;
   r.partial_groups += matches.partial_groups;
   r.planned_bytes += work.plan.planned_bytes;
@@ -105,8 +160,9 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   return work;
 }
 
-DedupeStats dedupe_planned(const ScanResult& scan, const DedupePlan& plan, const JobOptions& o,
+DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const JobOptions& o,
                            ProgressSink* progress, FilesystemReport& r) {
+  const DedupePlan& plan = work.plan;
   DedupeOptions dopt;
   dopt.io_threads = o.io_threads ? o.io_threads : default_io_threads(r.roots.front());
   r.io_threads = dopt.io_threads;
@@ -121,14 +177,17 @@ DedupeStats dedupe_planned(const ScanResult& scan, const DedupePlan& plan, const
   auto stats = run_dedupe(scan, plan, dopt);
   r.deduped = true;
   if (o.most_valuable_first) r.work.add(list_work(scan, plan, started));
+  work.rewritten = rewrite_planned(scan, work.remainders, stats, o, progress);
+  r.rewrite.add(work.rewritten);
   return stats;
 }
 
 void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
-                         FilesystemReport& r) {
+                         const RewriteStats& rewritten, FilesystemReport& r) {
   auto fd = btrfs::Fd::open(scan.roots.front().path, O_RDONLY | O_NONBLOCK);
   if (fd) ::syncfs(fd->get());
-  auto freed = fd ? measure_freed(fd->get(), extents) : btrfs::Result<FreedSpace>(fd.error());
+  auto freed = fd ? measure_freed(fd->get(), extents, rewritten.allocated_by_subvolume)
+                  : btrfs::Result<FreedSpace>(fd.error());
   if (!freed) {
     if (r.error.empty()) r.error = "reading the extent tree after dedupe: " + freed.error().message();
     return;

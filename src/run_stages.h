@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "src/catalog_session.h"
@@ -15,6 +16,7 @@
 #include "src/fingerprint.h"
 #include "src/freed_space.h"
 #include "src/job.h"
+#include "src/remainder_plan.h"
 #include "src/tree_scan.h"
 
 namespace btrdedupe {
@@ -31,7 +33,16 @@ struct PlannedWork {
   DedupePlan plan;
   std::map<uint64_t, uint64_t> planned;  // bytes by destination subvolume
   std::vector<PhysicalExtent> extents;   // that its destination ranges reference
+  RemainderPlan remainders;              // rewritten after the rounds (JobOptions::rewrite_remainders)
+  RewriteStats rewritten;                // what dedupe_planned's rewrite did (also in r.rewrite)
+  // The files the dedupe writes into (destinations, rewritten remainders), as
+  // (subvolume, inode), sorted: their extents are counted before and after.
+  std::vector<std::pair<uint64_t, uint64_t>> destination_files;
 };
+
+// Regular extent items of `files` (PlannedWork::destination_files) in `scan`.
+uint64_t count_extents_of(const ScanResult& scan,
+                          const std::vector<std::pair<uint64_t, uint64_t>>& files);
 
 // Matches the fingerprinted files of `scan` (and frees their sums), plans the rounds, and
 // adds the figures to `r`. `earlier`: PlanOptions::earlier (a window of a windowed run).
@@ -39,14 +50,16 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
                            const std::vector<bool>* earlier, ProgressSink* progress,
                            FilesystemReport& r);
 
-// Runs the plan's rounds with the job's workers.
-DedupeStats dedupe_planned(const ScanResult& scan, const DedupePlan& plan, const JobOptions& o,
+// Runs the plan's rounds with the job's workers, then rewrites the planned remainders
+// (their figures go to r.rewrite).
+DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const JobOptions& o,
                            ProgressSink* progress, FilesystemReport& r);
 
 // After a dedupe: the destination extents the extent tree no longer holds, once the
-// transaction committed. A failure to look is the run's error; the dedupe stands.
+// transaction committed, less what rewritten remainders took. A failure to look is the
+// run's error; the dedupe stands.
 void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
-                         FilesystemReport& r);
+                         const RewriteStats& rewritten, FilesystemReport& r);
 
 // The space of the scanned extents after the run: what was allocated less what is gone
 // (an extent no scanned file references any more counts until it is freed). Once the

@@ -125,6 +125,7 @@ class Printer {
                    "the scan (files outside it may still hold some)\n",
                    r.deduped ? "planned to" : "-d would", size(r.would_free.bytes).c_str(),
                    ull(r.would_free.extents));
+      planned_rewrites(r.rewrite);
       if (o_.dry_run)
         std::fprintf(out_, "Dry run: -d would dedupe %s in %llu rounds; nothing was changed\n",
                      size(r.planned_bytes).c_str(), ull(r.planned_rounds));
@@ -150,11 +151,15 @@ class Printer {
         std::fprintf(out_, "  %llu ranges of unchanged files were not equal throughout (their sums "
                      "agreed, their bytes did not): narrowed to their equal parts, %s shared\n",
                      ull(d.ranges_unequal), size(d.bytes_narrowed).c_str());
+      rewrites(r.rewrite);
       std::fprintf(out_, "Disk space of these files' extents: %s before, %s after: %s freed in "
                    "%llu extents (whole extents, as btrfs filesystem df counts them; confirmed "
                    "from the trees in %.2f s)\n",
                    size(r.before.allocated_bytes).c_str(), size(r.after.allocated_bytes).c_str(),
                    size(r.freed.bytes).c_str(), ull(r.freed.extents), r.seconds.confirm);
+      if (r.destination_extents_before)
+        std::fprintf(out_, "  the files deduped into had %llu extents before, %llu after\n",
+                     ull(r.destination_extents_before), ull(r.destination_extents_after));
       if (o_.debug) {
         std::fprintf(out_, "  debug: %s prefetched", size(d.bytes_prefetched).c_str());
         for (const auto& [code, n] : d.errors_by_code)
@@ -164,6 +169,34 @@ class Printer {
     }
     for (const auto& m : d.messages) std::fprintf(err_, "btrdedupe: %s\n", m.c_str());
     subvolumes(r, job);
+  }
+
+  void planned_rewrites(const RewriteStats& w) const {
+    if (w.planned_extents)
+      std::fprintf(out_, "  of which %llu extents once their small unique remainders are "
+                   "rewritten (%s to write)\n",
+                   ull(w.planned_extents), size(w.planned_bytes).c_str());
+    if (w.skipped_for_budget)
+      std::fprintf(out_, "  %llu more extents with small remainders left for the write budget "
+                   "(%s not written)\n",
+                   ull(w.skipped_for_budget), size(w.bytes_skipped_for_budget).c_str());
+  }
+
+  // The one place data is written: say what was, and once why a remainder was not.
+  void rewrites(const RewriteStats& w) const {
+    if (!w.planned_extents) return;
+    std::fprintf(out_, "Rewrote %llu small remainders (%s written, %s in new extents, counted "
+                 "against the space freed) so that %llu extents could be freed",
+                 ull(w.ranges_rewritten), size(w.bytes_written).c_str(),
+                 size(w.disk_bytes_allocated).c_str(), ull(w.extents_rewritten));
+    if (w.extents_still_referenced)
+      std::fprintf(out_, "; %llu extents still held by other references, not rewritten",
+                   ull(w.extents_still_referenced));
+    std::fprintf(out_, "\n");
+    if (w.ranges_fell_back)
+      std::fprintf(out_, "  %llu remainders fell back to plain dedupe (left where they were)%s%s\n",
+                   ull(w.ranges_fell_back), w.fallback_reason.empty() ? "" : ": ",
+                   w.fallback_reason.c_str());
   }
 
   // Per subvolume, when the run covered several or chose them (src/subvolume_report.h).
@@ -319,6 +352,7 @@ RunTotals run_totals(const JobReport& report) {
     t.calls += fs.dedupe.calls;
     t.allocated_before += fs.before.allocated_bytes;
     t.freed_bytes += fs.freed.bytes;
+    t.bytes_rewritten += fs.rewrite.bytes_written;
     t.would_free_bytes += fs.would_free.bytes;
     t.rounds_not_started += fs.dedupe.rounds_not_started;
     t.bytes_not_started += fs.dedupe.bytes_not_started;

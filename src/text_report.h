@@ -29,6 +29,7 @@ struct RunTotals {
   uint64_t bytes_deduped = 0, calls = 0, ranges_same = 0;
   uint64_t rounds_not_started = 0, bytes_not_started = 0;  // left by a stop
   uint64_t allocated_before = 0, freed_bytes = 0, would_free_bytes = 0;  // whole extents
+  uint64_t bytes_rewritten = 0;  // written by remainder rewrites
   uint64_t ranges_changed = 0;   // changed since the scan: ranges_changed + ranges_differ
   uint64_t ranges_refused = 0;   // the kernel refused (ranges_failed)
   std::map<int, uint64_t> refused_by_code;

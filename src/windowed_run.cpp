@@ -97,12 +97,16 @@ bool dedupe_window(CatalogSession& session, ScanResult& window, PlannedWork work
                    const JobOptions& o, ProgressSink* progress, FilesystemReport& r,
                    SharingSummary& sharing, UsageBySubvolume& usage) {
   auto t = Clock::now();
-  r.dedupe.add(dedupe_planned(window, work.plan, o, progress, r));
+  r.dedupe.add(dedupe_planned(window, work, o, progress, r));
   r.seconds.dedupe += since(t);
   std::vector<bool> destinations(window.files.size(), false);
   for (const auto& round : work.plan.rounds)
     for (const auto& d : round.destinations) destinations[d.file] = true;
+  for (const auto& e : work.remainders.extents)  // rewritten remainders changed their files too
+    for (const auto& range : e.ranges) destinations[range.file] = true;
   const auto extents = std::move(work.extents);
+  const auto rewritten = std::move(work.rewritten);
+  const auto files = std::move(work.destination_files);
   work = {};
   t = Clock::now();
   report_progress(progress, "confirm", 0, 0);
@@ -115,7 +119,8 @@ bool dedupe_window(CatalogSession& session, ScanResult& window, PlannedWork work
   }
   sharing = summarize_sharing(window.extents, &earlier, &window.files, &settled);
   usage = subvolume_usage(window, &earlier, &settled);
-  measure_freed_space(window, extents, r);
+  measure_freed_space(window, extents, rewritten, r);
+  r.destination_extents_after += count_extents_of(window, files);
   return true;
 }
 
@@ -143,10 +148,13 @@ bool run_window(CatalogSession& session, ScanResult& window, bool more, const Jo
   auto work = match_and_plan(window, *fp, o, &earlier, progress, r);
   r.seconds.match += since(t);
   for (const auto& [id, bytes] : work.planned) totals.planned[id] += bytes;
-  if (o.dedupe && !(o.stop && o.stop->load()) && !work.plan.rounds.empty())
+  if (o.dedupe && !(o.stop && o.stop->load()) && !work.plan.rounds.empty()) {
     if (!dedupe_window(session, window, std::move(work), earlier, settled, o, progress, r,
                        sharing, usage))
       return false;
+  } else {
+    r.destination_extents_after += count_extents_of(window, work.destination_files);
+  }
   add_sharing(r.after, sharing);
   add_usage(totals.usage_after, usage);
   if (progress && more) {  // the next window's scan starts where this one ended

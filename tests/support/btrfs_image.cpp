@@ -187,6 +187,24 @@ bool BtrfsImage::remount(std::string* why) {
   return true;
 }
 
+bool BtrfsImage::check_unmounted(std::string* report) {
+  ::sync();
+  if (!unmount(mount_point_)) {
+    *report = "umount " + mount_point_ + ": " + std::strerror(errno);
+    return false;
+  }
+  mounted_ = false;
+  const auto check = run_command("btrfs check --readonly " + shell_quote(image_) + " 2>&1");
+  *report = check.output;
+  std::string why;
+  if (!attach_and_mount(image_, mount_point_, mount_options_, &device_, &why)) {
+    *report += "\nmount again: " + why;
+    return false;
+  }
+  mounted_ = true;
+  return check.exit_code == 0;
+}
+
 void BtrfsTest::SetUp() {
   std::string why;
   fs_ = BtrfsImage::create(image_options(), &why);

@@ -39,6 +39,9 @@ class BtrfsImage {
 
   // Unmounts and mounts again: drops every cached page and extent map of this filesystem.
   bool remount(std::string* why);
+  // Unmounts, runs `btrfs check --readonly` on the image (its output in *report), and
+  // mounts again. False when the check found errors or a step failed (*report says).
+  bool check_unmounted(std::string* report);
 
  private:
   BtrfsImage() = default;

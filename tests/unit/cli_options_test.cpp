@@ -145,7 +145,10 @@ TEST(CliOptions, DedupeOptions) {
   EXPECT_NE(nosame.no_effect[0].find("nosame: no effect here"), std::string::npos);
   EXPECT_EQ(error({"--dedupe-options=fiemap", "/a"}),
             "--dedupe-options: unknown option 'fiemap' (known: [no]partial, [no]same, "
-            "[no]only_whole_files)");
+            "[no]only_whole_files, [no]rewrite)");
+  EXPECT_TRUE(ok({"/a"}).rewrite);
+  EXPECT_FALSE(ok({"--dedupe-options=norewrite", "/a"}).rewrite);
+  EXPECT_TRUE(ok({"--dedupe-options=norewrite,rewrite", "/a"}).rewrite);
   EXPECT_EQ(error({"--dedupe-options=,", "/a"}), "--dedupe-options: empty list");
   EXPECT_NE(error({"--dedupe-options=", "/a"}), "");
 }
