@@ -120,9 +120,12 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   mo.block_size = o.block_size;
   mo.partial = o.partial;
   auto matches = find_duplicates(scan, fp, mo);
+  // A proof read is one small file: a path walk and one sector, waiting on latency, not
+  // bandwidth. Unless --io-threads says otherwise, 4 per data reader (dataset P, cold, -r:
+  // 1.62 s with 2, 0.92 s with 8, 0.85 s with 16).
   const unsigned readers = o.io_threads    ? o.io_threads
-                           : r.roots.empty() ? 1u
-                                             : default_io_threads(r.roots.front());
+                           : r.roots.empty() ? 4u
+                                             : 4 * default_io_threads(r.roots.front());
   prove_short_files(scan, fp, matches, readers);
   fp.files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
   if (earlier) drop_groups_of_earlier_windows(*earlier, matches);
