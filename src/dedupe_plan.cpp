@@ -7,15 +7,10 @@
 #include <unordered_set>
 
 #include "src/file_extent_index.h"
+#include "src/scanned_file.h"
 
 namespace btrdedupe {
 namespace {
-
-bool readonly_subvolume(const ScanResult& scan, uint64_t id) {
-  for (const auto& s : scan.subvolumes)
-    if (s.id == id) return s.readonly;
-  return false;
-}
 
 class ExtentRefCounts {
  public:

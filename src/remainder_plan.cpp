@@ -5,15 +5,10 @@
 #include <tuple>
 
 #include "src/destination_ranges.h"
+#include "src/scanned_file.h"
 
 namespace btrdedupe {
 namespace {
-
-bool readonly_subvolume(const ScanResult& scan, uint64_t id) {
-  for (const auto& s : scan.subvolumes)
-    if (s.id == id) return s.readonly;
-  return false;
-}
 
 // A file whose ranges may be rewritten: the rule's first condition.
 bool writable(const ScanResult& scan, const ScannedFile& f) {

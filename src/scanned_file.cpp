@@ -49,6 +49,12 @@ std::string file_path(const ScanResult& scan, const ScannedFile& file) {
   return rel.empty() ? root.path : root.path + "/" + rel;
 }
 
+bool readonly_subvolume(const ScanResult& scan, uint64_t id) {
+  for (const auto& s : scan.subvolumes)
+    if (s.id == id) return s.readonly;
+  return false;
+}
+
 btrfs::Result<btrfs::Fd> open_scanned_file(const ScanResult& scan, const ScannedFile& file,
                                            bool unchanged) {
   const std::string p = file_path(scan, file);

@@ -11,6 +11,8 @@ namespace btrdedupe {
 std::string relative_path(const ScanResult& scan, const ScannedFile& file);
 // Its absolute path.
 std::string file_path(const ScanResult& scan, const ScannedFile& file);
+// Whether subvolume `id` of the scan is read-only (its files are never destinations).
+bool readonly_subvolume(const ScanResult& scan, uint64_t id);
 
 // Opens `file` read-only (O_NOFOLLOW, O_NOATIME where permitted: reading for fingerprints
 // or prefetch must not touch atime) and checks it is the same inode. With `unchanged`,
