@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <string>
 
 #include "btrfs/tree_search.h"
@@ -20,9 +21,21 @@ SearchKey data_extents(uint64_t first, uint64_t last) {
   return key;
 }
 
+// An EXTENT_ITEM allocated by transaction `born_by` or before (btrfs_extent_item: refs,
+// then the generation that allocated it).
+bool born_by_then(const TreeItem& item, uint64_t born_by) {
+  if (item.type != BTRFS_EXTENT_ITEM_KEY) return false;
+  if (born_by == UINT64_MAX) return true;
+  if (item.data.size() < 16) return true;  // unreadable: as before, by address alone
+  uint64_t generation = 0;
+  for (int b = 7; b >= 0; --b) generation = (generation << 8) | item.data[8 + b];
+  return generation <= born_by;
+}
+
 }  // namespace
 
-Result<std::vector<bool>> extents_allocated(int fd, std::span<const uint64_t> bytenrs) {
+Result<std::vector<bool>> extents_allocated(int fd, std::span<const uint64_t> bytenrs,
+                                            uint64_t born_by) {
   std::vector<bool> allocated(bytenrs.size(), false);
   if (bytenrs.empty()) return allocated;
   // A probe costs a root-to-leaf descent; a stream, every item in between. Probe when the
@@ -31,9 +44,10 @@ Result<std::vector<bool>> extents_allocated(int fd, std::span<const uint64_t> by
   const uint64_t span = bytenrs.back() - bytenrs.front();
   if (bytenrs.size() < 64 || span / bytenrs.size() > (64ULL << 20)) {
     for (size_t i = 0; i < bytenrs.size(); ++i) {
-      auto k = first_item_key(fd, data_extents(bytenrs[i], bytenrs[i]));
-      if (!k) return k.error();
-      allocated[i] = k->has_value() && (*k)->type == BTRFS_EXTENT_ITEM_KEY;
+      TreeSearch probe(fd, data_extents(bytenrs[i], bytenrs[i]), 4096);
+      auto item = probe.next();
+      if (!item) return item.error();
+      allocated[i] = item->has_value() && born_by_then(**item, born_by);
     }
     return allocated;
   }
@@ -45,7 +59,7 @@ Result<std::vector<bool>> extents_allocated(int fd, std::span<const uint64_t> by
     if (!*item) break;
     const uint64_t at = (*item)->objectid;
     while (i < bytenrs.size() && bytenrs[i] < at) ++i;
-    if (i < bytenrs.size() && bytenrs[i] == at) allocated[i++] = true;
+    if (i < bytenrs.size() && bytenrs[i] == at) allocated[i++] = born_by_then(**item, born_by);
   }
   return allocated;
 }

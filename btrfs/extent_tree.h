@@ -12,10 +12,13 @@
 namespace btrfs {
 
 // For each start address in `bytenrs` (sorted ascending, no duplicates), whether the extent
-// tree holds a data extent item there. One streaming tree search over the span of the
-// addresses, or single-item probes when they are few and far apart. fd: any fd on the
-// filesystem.
-Result<std::vector<bool>> extents_allocated(int fd, std::span<const uint64_t> bytenrs);
+// tree holds a data extent item there that was allocated in transaction `born_by` or
+// before: an item at the same address from a later transaction is a new extent in the
+// space the old one freed (a rewrite can allocate there once the dedupe committed). One
+// streaming tree search over the span of the addresses, or single-item probes when they
+// are few and far apart. fd: any fd on the filesystem.
+Result<std::vector<bool>> extents_allocated(int fd, std::span<const uint64_t> bytenrs,
+                                            uint64_t born_by = UINT64_MAX);
 
 // The disk size (disk_num_bytes: the compressed size of a compressed extent) of the data
 // extent starting at `bytenr`, from its EXTENT_ITEM key; ENOENT when there is none.

@@ -52,11 +52,12 @@ FreedSpace predicted_freed(const std::vector<PhysicalExtent>& extents) {
 }
 
 btrfs::Result<FreedSpace> measure_freed(int fd, const std::vector<PhysicalExtent>& extents,
-                                        const std::map<uint64_t, uint64_t>& rewritten) {
+                                        const std::map<uint64_t, uint64_t>& rewritten,
+                                        uint64_t scanned_at) {
   std::vector<uint64_t> bytenrs;
   bytenrs.reserve(extents.size());
   for (const auto& e : extents) bytenrs.push_back(e.bytenr);
-  auto allocated = btrfs::extents_allocated(fd, bytenrs);
+  auto allocated = btrfs::extents_allocated(fd, bytenrs, scanned_at ? scanned_at : UINT64_MAX);
   if (!allocated) return allocated.error();
   FreedSpace f;
   for (size_t i = 0; i < extents.size(); ++i)

@@ -44,8 +44,11 @@ FreedSpace predicted_freed(const std::vector<PhysicalExtent>& extents);
 
 // After the dedupe's transaction committed (syncfs): the extents the tree no longer holds,
 // less `rewritten` (by subvolume): what rewritten remainders' new extents take (never
-// below zero). fd: any fd on the filesystem.
+// below zero). `scanned_at`: the filesystem's generation when the scan began (0: not
+// known); an extent item at the same address from a later transaction is a new one, and
+// the old was freed. fd: any fd on the filesystem.
 btrfs::Result<FreedSpace> measure_freed(int fd, const std::vector<PhysicalExtent>& extents,
-                                        const std::map<uint64_t, uint64_t>& rewritten = {});
+                                        const std::map<uint64_t, uint64_t>& rewritten = {},
+                                        uint64_t scanned_at = 0);
 
 }  // namespace btrdedupe

@@ -186,10 +186,12 @@ DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const JobO
 }
 
 void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
-                         const RewriteStats& rewritten, FilesystemReport& r) {
+                         const RewriteStats& rewritten, uint64_t scanned_at,
+                         FilesystemReport& r) {
   auto fd = btrfs::Fd::open(scan.roots.front().path, O_RDONLY | O_NONBLOCK);
   if (fd) ::syncfs(fd->get());
-  auto freed = fd ? measure_freed(fd->get(), extents, rewritten.allocated_by_subvolume)
+  auto freed = fd ? measure_freed(fd->get(), extents, rewritten.allocated_by_subvolume,
+                                       scanned_at)
                   : btrfs::Result<FreedSpace>(fd.error());
   if (!freed) {
     if (r.error.empty()) r.error = "reading the extent tree after dedupe: " + freed.error().message();

@@ -56,10 +56,13 @@ DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const JobO
                            ProgressSink* progress, FilesystemReport& r);
 
 // After a dedupe: the destination extents the extent tree no longer holds, once the
-// transaction committed, less what rewritten remainders took. A failure to look is the
-// run's error; the dedupe stands.
+// transaction committed, less what rewritten remainders took. `scanned_at`: the
+// filesystem's generation when the run's scan began (ScanResult::fs of that scan, not of
+// a confirmation), so a new extent at a freed one's address is not taken for it. A failure
+// to look is the run's error; the dedupe stands.
 void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
-                         const RewriteStats& rewritten, FilesystemReport& r);
+                         const RewriteStats& rewritten, uint64_t scanned_at,
+                         FilesystemReport& r);
 
 // The space of the scanned extents after the run: what was allocated less what is gone
 // (an extent no scanned file references any more counts until it is freed). Once the

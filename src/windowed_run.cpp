@@ -119,7 +119,7 @@ bool dedupe_window(CatalogSession& session, ScanResult& window, PlannedWork work
   }
   sharing = summarize_sharing(window.extents, &earlier, &window.files, &settled);
   usage = subvolume_usage(window, &earlier, &settled);
-  measure_freed_space(window, extents, rewritten, r);
+  measure_freed_space(window, extents, rewritten, window.fs.generation, r);
   r.destination_extents_after += count_extents_of(window, files);
   return true;
 }
