@@ -44,8 +44,11 @@ size_t choose_target_with(const ScanResult& scan, const DuplicateGroup& g,
     const auto& [count, layout_ro] = layout_info.at(m.layout);
     const bool ro = readonly_subvolume(scan, scan.files[m.file].subvolume);
     // Larger is better for the first three; fewer extents and earlier index win after.
-    return std::make_tuple(count, layout_ro, ro, -static_cast<int64_t>(m.extents),
-                           -static_cast<int64_t>(i));
+    // A partial group's ranges lie inside larger files that other groups share too: one
+    // order for all of them (the matcher's, earliest file first) keeps whole extents as
+    // sources, where the fewest-extents rule would pick each group's source on its own.
+    const int64_t extents = g.whole_file ? -static_cast<int64_t>(m.extents) : 0;
+    return std::make_tuple(count, layout_ro, ro, extents, -static_cast<int64_t>(i));
   };
   for (size_t i = 1; i < g.members.size(); ++i)
     if (key(i) > key(best)) best = i;

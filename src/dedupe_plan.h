@@ -7,7 +7,8 @@
 //   2. a layout with a member in a read-only subvolume, or holding data that read-only
 //      snapshots also hold (ScannedFile::readonly_alias), or outside the run's roots
 //      (ScannedFile::outside_roots): those extents stay alive anyway;
-//   3. the least fragmented member (fewest extents in the range);
+//   3. in a whole-file group, the least fragmented member (fewest extents in the range);
+//      partial groups skip this rule, so that all of them keep the matcher's order;
 //   4. the oldest: lowest scan order (stable and deterministic).
 // Destinations are the members whose layout differs from the target's. Members in
 // read-only subvolumes are never destinations unless allowed, nor are members whose extents

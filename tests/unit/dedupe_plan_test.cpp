@@ -60,6 +60,31 @@ TEST(DedupePlan, MostReferencedExtentBecomesTheSource) {
   EXPECT_EQ(plan.rounds[0].destinations[0].file, 0u);
 }
 
+TEST(DedupePlan, PartialGroupsKeepTheEarliestFileAsTheirSource) {
+  // The disk-images case in small: b holds a's two halves the other way round, c is a
+  // shifted by two sectors. Each group's own fewest-extents choice would take b as the
+  // source of a's second half and c as the source of all of a, so that a's extents both
+  // stay (targets) and go (destinations) and none of the three images is freed whole.
+  SyntheticFs fs;
+  auto content = seq(1, 16);
+  const auto a = fs.add_file(16 * kSector, content, {8, 2, 6});
+  auto swapped = seq(9, 8);
+  for (uint32_t v : seq(1, 8)) swapped.push_back(v);
+  fs.add_file(16 * kSector, swapped, {8, 8});
+  auto shifted = seq(100, 2);
+  shifted.insert(shifted.end(), content.begin(), content.end());
+  fs.add_file(18 * kSector, shifted, {18});
+  const auto m = fs.match(4 * kSector);
+  ASSERT_EQ(m.partial_groups, 3u);
+  const auto plan = plan_rounds(fs.scan, m, {});
+  ASSERT_FALSE(plan.rounds.empty());
+  for (const auto& r : plan.rounds) {
+    EXPECT_EQ(r.source.file, a);
+    for (const auto& d : r.destinations) EXPECT_NE(d.file, a);
+  }
+  EXPECT_EQ(plan.planned_bytes, 2 * 16 * kSector);
+}
+
 TEST(DedupePlan, ReadOnlySnapshotsAreSourcesNeverDestinations) {
   SyntheticFs fs;
   const auto rw = fs.add_file(4 * kSector, seq(1, 4));
