@@ -72,26 +72,31 @@ CREATE TABLE files(
   PRIMARY KEY(subvolume, inode)) WITHOUT ROWID;
 CREATE INDEX files_by_hash ON files(whole_hash) WHERE whole_hash IS NOT NULL;
 CREATE INDEX files_by_parent ON files(subvolume, parent);
-CREATE TABLE blocks(
+CREATE TABLE anchors(
   hash INTEGER NOT NULL, subvolume INTEGER NOT NULL, inode INTEGER NOT NULL,
-  block INTEGER NOT NULL,
-  PRIMARY KEY(hash, subvolume, inode, block)) WITHOUT ROWID;
-CREATE INDEX blocks_by_file ON blocks(subvolume, inode);
+  PRIMARY KEY(hash, subvolume, inode)) WITHOUT ROWID;
+CREATE INDEX anchors_by_file ON anchors(subvolume, inode);
 CREATE TABLE runs(
   id INTEGER PRIMARY KEY, started INTEGER NOT NULL, finished INTEGER NOT NULL,
   roots TEXT NOT NULL, files INTEGER NOT NULL, bytes_read INTEGER NOT NULL,
   bytes_deduped INTEGER NOT NULL, exit_code INTEGER NOT NULL);
 )sql";
 
-// Format 1 to 2: rows gain their directory. Forgetting the generations makes the next run
-// read the trees whole, which fills it in for every row.
+// Each upgrade forgets the generations, so that the next run reads the trees whole.
+// Format 1 to 2: rows gain their directory (that whole read fills it in).
 constexpr const char* kUpgradeFrom1 = R"sql(
-BEGIN IMMEDIATE;
 ALTER TABLE files ADD COLUMN parent INTEGER;
 CREATE INDEX files_by_parent ON files(subvolume, parent);
-DELETE FROM subvolumes;
-PRAGMA user_version=2;
-COMMIT;
+)sql";
+// Format 2 to 3: block hashes give way to anchors, which only a file's sums give: the file
+// rows go too, and that whole read writes them afresh from the csum tree, as a first run.
+constexpr const char* kUpgradeFrom2 = R"sql(
+DELETE FROM files;
+DROP TABLE blocks;
+CREATE TABLE anchors(
+  hash INTEGER NOT NULL, subvolume INTEGER NOT NULL, inode INTEGER NOT NULL,
+  PRIMARY KEY(hash, subvolume, inode)) WITHOUT ROWID;
+CREATE INDEX anchors_by_file ON anchors(subvolume, inode);
 )sql";
 
 }  // namespace
@@ -150,12 +155,25 @@ btrfs::Result<std::unique_ptr<Catalog>> Catalog::open(const std::string& path) {
     return btrfs::Error{EINVAL, "hashfile " + path + " has the unknown format " +
                                     std::to_string(version) + ": remove it to rebuild it"};
   if (auto ok = c->exec("PRAGMA journal_mode=WAL"); !ok) return ok.error();
-  if (version == 1)
-    if (auto ok = c->exec(kUpgradeFrom1); !ok) {
+  if (version < kCatalogFormat) {
+    if (auto ok = c->upgrade(version); !ok) {
       (void)c->exec("ROLLBACK");
       return ok.error();
     }
+    c->upgraded_from_ = static_cast<int>(version);
+  }
   return c;
+}
+
+btrfs::Result<void> Catalog::upgrade(int64_t from) {
+  if (auto ok = exec("BEGIN IMMEDIATE"); !ok) return ok;
+  if (from < 2)
+    if (auto ok = exec(kUpgradeFrom1); !ok) return ok;
+  if (auto ok = exec(kUpgradeFrom2); !ok) return ok;
+  const std::string done =
+      "DELETE FROM subvolumes; PRAGMA user_version=" + std::to_string(kCatalogFormat) + ";";
+  if (auto ok = exec(done.c_str()); !ok) return ok;
+  return exec("COMMIT");
 }
 
 Catalog::~Catalog() {
@@ -243,7 +261,7 @@ btrfs::Result<void> Catalog::set_scope(const CatalogScope& scope) {
   if (old && old->roots == scope.roots && old->options == scope.options) return {};
   std::string roots;
   for (const auto& r : scope.roots) roots += (roots.empty() ? "" : "\n") + r;
-  if (auto ok = exec("DELETE FROM subvolumes; DELETE FROM files; DELETE FROM blocks;"); !ok) return ok;
+  if (auto ok = exec("DELETE FROM subvolumes; DELETE FROM files; DELETE FROM anchors;"); !ok) return ok;
   Stmt put(prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('roots', ?), ('options', ?)"));
   put.bind_text(1, roots);
   put.bind_text(2, scope.options);
@@ -318,9 +336,9 @@ std::vector<FileKey> Catalog::files_with_hash(uint64_t hash) const {
   return out;
 }
 
-std::vector<FileKey> Catalog::files_with_block(uint64_t hash) const {
+std::vector<FileKey> Catalog::files_with_anchor(uint64_t hash) const {
   std::vector<FileKey> out;
-  Stmt s(cached("SELECT DISTINCT subvolume, inode FROM blocks WHERE hash = ?"), false);
+  Stmt s(cached("SELECT subvolume, inode FROM anchors WHERE hash = ?"), false);
   s.bind(1, as_int(hash));
   while (s && s.row()) out.push_back({as_uint(s.col(0)), as_uint(s.col(1))});
   return out;
@@ -330,7 +348,7 @@ btrfs::Result<void> Catalog::begin() { return exec("BEGIN IMMEDIATE"); }
 btrfs::Result<void> Catalog::commit() { return exec("COMMIT"); }
 
 btrfs::Result<void> Catalog::put_file(const FileKey& key, const CatalogFile& file,
-                                      const std::vector<uint64_t>& block_hashes) {
+                                      const std::vector<uint64_t>& anchors) {
   if (auto ok = remove_file(key); !ok) return ok;
   Stmt f(cached("INSERT INTO files(subvolume, inode, size, mtime_ns, flags, whole_hash, parent) "
                 "VALUES(?, ?, ?, ?, ?, ?, ?)"),
@@ -343,22 +361,20 @@ btrfs::Result<void> Catalog::put_file(const FileKey& key, const CatalogFile& fil
   if (file.whole_hash) f.bind(6, as_int(*file.whole_hash));
   if (file.parent) f.bind(7, as_int(file.parent));
   if (f.step() != SQLITE_DONE) return error("writing a file row");
-  Stmt b(cached("INSERT OR IGNORE INTO blocks(hash, subvolume, inode, block) VALUES(?, ?, ?, ?)"), false);
-  for (size_t i = 0; i < block_hashes.size(); ++i) {
-    if (block_hashes[i] == 0) continue;  // 0: the block has no fingerprint
-    sqlite3_reset(b.get());
-    b.bind(1, as_int(block_hashes[i]));
-    b.bind(2, as_int(key.subvolume));
-    b.bind(3, as_int(key.inode));
-    b.bind(4, static_cast<int64_t>(i));
-    if (b.step() != SQLITE_DONE) return error("writing a block row");
+  Stmt a(cached("INSERT OR IGNORE INTO anchors(hash, subvolume, inode) VALUES(?, ?, ?)"), false);
+  for (uint64_t hash : anchors) {
+    sqlite3_reset(a.get());
+    a.bind(1, as_int(hash));
+    a.bind(2, as_int(key.subvolume));
+    a.bind(3, as_int(key.inode));
+    if (a.step() != SQLITE_DONE) return error("writing an anchor row");
   }
   return {};
 }
 
 btrfs::Result<void> Catalog::remove_file(const FileKey& key) {
   static constexpr const char* kDeletes[] = {"DELETE FROM files WHERE subvolume = ? AND inode = ?",
-                                             "DELETE FROM blocks WHERE subvolume = ? AND inode = ?"};
+                                             "DELETE FROM anchors WHERE subvolume = ? AND inode = ?"};
   for (const char* sql : kDeletes) {
     Stmt s(cached(sql), false);
     s.bind(1, as_int(key.subvolume));
@@ -379,7 +395,7 @@ btrfs::Result<void> Catalog::set_parent(const FileKey& key, uint64_t parent) {
 
 btrfs::Result<void> Catalog::remove_subvolume_files(uint64_t subvolume) {
   static constexpr const char* kDeletes[] = {"DELETE FROM files WHERE subvolume = ?",
-                                             "DELETE FROM blocks WHERE subvolume = ?"};
+                                             "DELETE FROM anchors WHERE subvolume = ?"};
   for (const char* sql : kDeletes) {
     Stmt s(prepare(sql));
     s.bind(1, as_int(subvolume));
@@ -468,8 +484,8 @@ Catalog::Counts Catalog::counts() const {
     }
   }
   {
-    Stmt s(prepare("SELECT count(*) FROM blocks"));
-    if (s && s.row()) c.blocks = as_uint(s.col(0));
+    Stmt s(prepare("SELECT count(*) FROM anchors"));
+    if (s && s.row()) c.anchors = as_uint(s.col(0));
   }
   {
     Stmt s(prepare("SELECT count(*), sum(n - 1), sum((n - 1) * size) FROM "

@@ -27,9 +27,12 @@
 
 namespace btrdedupe {
 
-// 2 added files.parent (deletions found through the directories that changed); a
-// format-1 catalog is upgraded in place and its next run reads the trees whole.
-inline constexpr int kCatalogFormat = 2;
+// 2 added files.parent (deletions found through the directories that changed); 3 replaced
+// the rows of 128 KiB-aligned block hashes by the matcher's anchors (src/sum_anchors.h), so
+// a shifted copy finds its twin across windows and runs. An older catalog is upgraded in
+// place (upgraded_from()): it keeps its scope and run history, and its next run reads the
+// trees whole and writes every file's row afresh (from the csum tree: no data is read).
+inline constexpr int kCatalogFormat = 3;
 
 // What the catalog knows of one file: keyed by (subvolume, inode), never by path.
 struct CatalogFile {
@@ -66,6 +69,8 @@ struct CatalogStats {
   // Incremental: only leaves newer than each subvolume's recorded generation were read,
   // and only changed files and their twins are in the run's figures.
   bool incremental = false;
+  // The hashfile was in an older format, upgraded in place by this run (Catalog::open).
+  std::optional<int> upgraded_from;
 };
 
 struct RunRecord {
@@ -107,9 +112,9 @@ class Catalog {
   // Every row, in key order (subvolume, inode): a run merges them against its scan without
   // holding them. `fn` must not update the catalog.
   void for_each_file(const std::function<void(const FileKey&, const CatalogFile&)>& fn) const;
-  // Files whose whole content hash is `hash` / that hold a block with hash `hash`.
+  // Files whose whole content hash is `hash` / that hold an anchor with hash `hash`.
   std::vector<FileKey> files_with_hash(uint64_t hash) const;
-  std::vector<FileKey> files_with_block(uint64_t hash) const;
+  std::vector<FileKey> files_with_anchor(uint64_t hash) const;
   // One file's row, by key.
   std::optional<CatalogFile> file(const FileKey& key) const;
   // Inodes of the rows whose first name is in directory `dir` of `subvolume`.
@@ -118,8 +123,9 @@ class Catalog {
 
   // Updates, all inside the run's transaction (begin() ... commit()).
   btrfs::Result<void> begin();
+  // `anchors`: the file's distinct anchor hashes (catalog_anchors()).
   btrfs::Result<void> put_file(const FileKey& key, const CatalogFile& file,
-                               const std::vector<uint64_t>& block_hashes);
+                               const std::vector<uint64_t>& anchors);
   btrfs::Result<void> remove_file(const FileKey& key);
   btrfs::Result<void> set_parent(const FileKey& key, uint64_t parent);
   // Removes every row of a subvolume (deleted, or no longer under the roots).
@@ -137,7 +143,7 @@ class Catalog {
 
   // Totals for -L / --stats.
   struct Counts {
-    uint64_t files = 0, files_with_hash = 0, blocks = 0;
+    uint64_t files = 0, files_with_hash = 0, anchors = 0;
     uint64_t bytes = 0;            // sum of file sizes
     uint64_t duplicate_files = 0;  // files whose whole hash another file shares (2nd and later)
     uint64_t duplicate_bytes = 0;  // their bytes: shared already, or dedupable
@@ -150,16 +156,20 @@ class Catalog {
   // Forgets a subvolume's scan generation, so the next run reads its tree again.
   btrfs::Result<void> forget_subvolume(uint64_t id);
   const std::string& path() const { return path_; }
+  // The format open() found and upgraded to kCatalogFormat; nullopt when it was current.
+  std::optional<int> upgraded_from() const { return upgraded_from_; }
 
  private:
   Catalog() = default;
   btrfs::Result<void> exec(const char* sql);
+  btrfs::Result<void> upgrade(int64_t from);  // to kCatalogFormat, in one transaction
   btrfs::Error error(const std::string& what) const;
   sqlite3_stmt* prepare(const char* sql) const;
   // A prepared statement kept for the catalog's life (hot paths), reset and unbound.
   sqlite3_stmt* cached(const char* sql) const;
 
   std::string path_;
+  std::optional<int> upgraded_from_;
   sqlite3* db_ = nullptr;
   btrfs::Fd lock_;
   mutable std::unordered_map<const char*, sqlite3_stmt*> statements_;

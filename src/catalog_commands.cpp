@@ -56,9 +56,9 @@ int list_catalog(const std::string& hashfile, bool human, std::FILE* out, std::F
                  ull(it == per.end() ? 0 : it->second));
   }
   const auto n = c->counts();
-  std::fprintf(out, "  files: %llu (%s), %llu with a whole-file hash; %llu block hashes\n",
+  std::fprintf(out, "  files: %llu (%s), %llu with a whole-file hash; %llu anchor rows\n",
                ull(n.files), size_text(n.bytes, human).c_str(), ull(n.files_with_hash),
-               ull(n.blocks));
+               ull(n.anchors));
   const auto runs = c->runs();
   std::fprintf(out, "  runs: %zu", runs.size());
   if (!runs.empty()) std::fprintf(out, ", last %s", when(runs.back().finished).c_str());
@@ -75,7 +75,7 @@ int catalog_stats(const std::string& hashfile, bool human, std::FILE* out, std::
                "(shared already, or dedupable)\n",
                ull(n.duplicate_groups), ull(n.duplicate_files),
                size_text(n.duplicate_bytes, human).c_str());
-  std::fprintf(out, "Block hashes: %llu\n", ull(n.blocks));
+  std::fprintf(out, "Anchor rows (for partial matches): %llu\n", ull(n.anchors));
   uint64_t deduped = 0;
   for (const auto& r : c->runs()) deduped += r.bytes_deduped;
   std::fprintf(out, "Deduped by the runs recorded: %s\n", size_text(deduped, human).c_str());

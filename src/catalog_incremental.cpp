@@ -327,11 +327,10 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
     const auto& f = scan.files[i];
     Fingerprinted entry = fingerprinted(scan, index, fp->files[i], i);
     if (entry.row.whole_hash) consider(catalog_->files_with_hash(*entry.row.whole_hash), true);
-    for (uint64_t h : entry.blocks)
-      if (h) consider(catalog_->files_with_block(h), false);
+    for (uint64_t h : entry.anchors) consider(catalog_->files_with_anchor(h), false);
     if (indexed[i]) continue;
     if (windowed_) {  // written now: the next windows look this file up
-      if (auto ok = catalog_->put_file({f.subvolume, f.inode}, entry.row, entry.blocks); !ok)
+      if (auto ok = catalog_->put_file({f.subvolume, f.inode}, entry.row, entry.anchors); !ok)
         return ok.error();
     } else {
       fingerprinted_[{f.subvolume, f.inode}] = std::move(entry);
@@ -455,7 +454,7 @@ btrfs::Result<void> CatalogSession::record_incremental(const ScanResult& scan,
   }
   if (auto ok = catalog_->begin(); !ok) return ok;
   for (const auto& [key, entry] : fingerprinted_)
-    if (auto ok = catalog_->put_file(key, entry.row, entry.blocks); !ok) return ok;
+    if (auto ok = catalog_->put_file(key, entry.row, entry.anchors); !ok) return ok;
   for (const auto& [key, parent] : moved_)
     if (auto ok = catalog_->set_parent(key, parent); !ok) return ok;
   for (const auto& key : stale_)

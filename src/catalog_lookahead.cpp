@@ -15,8 +15,9 @@ CatalogSession::Fingerprinted CatalogSession::fingerprinted(const ScanResult& sc
   Fingerprinted entry;
   entry.row = {f.size, f.mtime_sec * 1000000000LL + f.mtime_nsec, f.inode_flags,
                whole_file_hash(scan, index, sums, i), f.parent};
-  entry.blocks = block_hashes(sums, f.size, scan.fs.sectorsize, scan.fs.csum_size, block_size_,
-                              f.nodatasum());
+  entry.anchors = catalog_anchors(sums, f.size, scan.fs.sectorsize, scan.fs.csum_size,
+                                  block_size_, f.nodatasum(),
+                                  scan.fs.csum_type == btrfs::CsumType::Crc32c);
   return entry;
 }
 
@@ -43,8 +44,8 @@ btrfs::Result<void> CatalogSession::index_window(ScanResult& window) {
     if (!wanted[i]) continue;
     const auto& f = window.files[i];
     const Fingerprinted entry = fingerprinted(window, index, fp->files[i], i);
-    if (!entry.row.whole_hash && entry.blocks.empty()) continue;
-    if (auto ok = catalog_->put_file({f.subvolume, f.inode}, entry.row, entry.blocks); !ok)
+    if (!entry.row.whole_hash && entry.anchors.empty()) continue;
+    if (auto ok = catalog_->put_file({f.subvolume, f.inode}, entry.row, entry.anchors); !ok)
       return ok.error();
   }
   return {};

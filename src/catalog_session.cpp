@@ -246,6 +246,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
                                                             CatalogStats& stats,
                                                             unsigned threads) {
   stats.used = true;
+  stats.upgraded_from = catalog_->upgraded_from();
   read_threads_ = threads;
   if (incremental_) return fingerprint_incremental(scan, stats);
   states_at_scan_ = file_states(scan);
@@ -317,7 +318,6 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
 
   // Rows for the changed files, and the known files that may hold the same content. A
   // lookup may return a changed file's new row: changed files are never candidates.
-  const uint32_t ss = scan.fs.sectorsize;
   const uint16_t cs = scan.fs.csum_size;
   std::vector<bool> candidate(n, false);
   const FileExtentIndex index(scan);  // where each file's data lies: its hole map
@@ -334,16 +334,12 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   for (uint32_t i = 0; i < n; ++i) {
     if (!changed[i]) continue;
     const auto& f = scan.files[i];
-    const FileSumsView sums = fp->files[i];
-    const CatalogFile row{f.size, mtime_ns(f), f.inode_flags,
-                          whole_file_hash(scan, index, sums, i), f.parent};
-    const auto blocks = block_hashes(sums, f.size, ss, cs, block_size_, f.nodatasum());
+    const Fingerprinted entry = fingerprinted(scan, index, fp->files[i], i);
     if (other_rows) {
-      if (row.whole_hash) mark(catalog_->files_with_hash(*row.whole_hash));
-      for (uint64_t h : blocks)
-        if (h) mark(catalog_->files_with_block(h));
+      if (entry.row.whole_hash) mark(catalog_->files_with_hash(*entry.row.whole_hash));
+      for (uint64_t h : entry.anchors) mark(catalog_->files_with_anchor(h));
     }
-    if (auto ok = catalog_->put_file({f.subvolume, f.inode}, row, blocks); !ok)
+    if (auto ok = catalog_->put_file({f.subvolume, f.inode}, entry.row, entry.anchors); !ok)
       return ok.error();
   }
   stats.candidates = static_cast<uint64_t>(std::count(candidate.begin(), candidate.end(), true));
@@ -366,7 +362,7 @@ btrfs::Result<void> CatalogSession::record_side_run(const RunRecord& run) {
     writing_ = true;
   }
   for (const auto& [key, entry] : fingerprinted_)
-    if (auto ok = catalog_->put_file(key, entry.row, entry.blocks); !ok) return ok;
+    if (auto ok = catalog_->put_file(key, entry.row, entry.anchors); !ok) return ok;
   for (const auto& key : stale_)
     if (auto ok = catalog_->remove_file(key); !ok) return ok;
   // Duplicates it left are duplicates of the catalog's scope too; those it did not look

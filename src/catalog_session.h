@@ -157,11 +157,11 @@ class CatalogSession {
 
   struct Fingerprinted {
     CatalogFile row;
-    std::vector<uint64_t> blocks;
+    std::vector<uint64_t> anchors;
   };
   // Which files of `scan` the first pass gives rows (index_window).
   static std::vector<bool> summed_from_csums(const ScanResult& scan);
-  // The row and block hashes of file i of `scan`, from its sums.
+  // The row and anchors of file i of `scan`, from its sums.
   Fingerprinted fingerprinted(const ScanResult& scan, const FileExtentIndex& index,
                               const FileSumsView& sums, uint32_t i) const;
 

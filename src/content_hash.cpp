@@ -2,6 +2,10 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
+
+#include "src/sum_anchors.h"
+
 namespace btrdedupe {
 
 std::optional<uint64_t> sectors_hash(FileSumsView sums, uint64_t first, uint64_t count,
@@ -67,15 +71,17 @@ std::optional<uint64_t> whole_file_hash(const ScanResult& scan, const FileExtent
   return whole_file_hash(sums, data, f.size, scan.fs.csum_size, f.nodatasum());
 }
 
-std::vector<uint64_t> block_hashes(FileSumsView sums, uint64_t size, uint32_t sectorsize,
-                                   uint16_t csum_size, uint64_t block_size, bool nodatasum) {
+std::vector<uint64_t> catalog_anchors(FileSumsView sums, uint64_t size, uint32_t sectorsize,
+                                      uint16_t csum_size, uint64_t min_run_bytes,
+                                      bool nodatasum, bool residue_breaks) {
   std::vector<uint64_t> out;
-  if (sectorsize == 0 || block_size < sectorsize) return out;
-  const uint64_t spb = block_size / sectorsize;
-  for (uint64_t b = 0; b < size / block_size; ++b) {
-    const auto h = sectors_hash(sums, b * spb, spb, csum_size, nodatasum);
-    out.push_back(h ? (*h == 0 ? 1 : *h) : 0);  // 0 means "no hash"
-  }
+  if (sectorsize == 0 || size < min_run_bytes) return out;
+  const AnchorShape shape = anchor_shape(min_run_bytes, sectorsize, csum_size);
+  for_each_anchor(sums, shape, {csum_size, nodatasum, residue_breaks},
+                  [&](uint64_t, uint64_t hash) { out.push_back(hash); });
+  // A constant run (written zeros) selects every position, all of one hash: one row.
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

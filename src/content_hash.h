@@ -32,8 +32,12 @@ std::optional<uint64_t> whole_file_hash(FileSumsView sums, std::span<const Secto
 std::optional<uint64_t> whole_file_hash(const ScanResult& scan, const FileExtentIndex& index,
                                         FileSumsView sums, uint32_t file);
 
-// One hash per full block of block_size bytes (0 where a block is not fully known).
-std::vector<uint64_t> block_hashes(FileSumsView sums, uint64_t size, uint32_t sectorsize,
-                                   uint16_t csum_size, uint64_t block_size, bool nodatasum);
+// What the catalog indexes of a file for partial matches: the distinct hashes of the
+// anchors the matcher selects for runs of at least min_run_bytes (src/sum_anchors.h), so
+// that a file sharing such a run with it at any sector-aligned offset shares one of them.
+// Empty for a file shorter than that. residue_breaks: the filesystem sums with crc32c.
+std::vector<uint64_t> catalog_anchors(FileSumsView sums, uint64_t size, uint32_t sectorsize,
+                                      uint16_t csum_size, uint64_t min_run_bytes,
+                                      bool nodatasum, bool residue_breaks);
 
 }  // namespace btrdedupe

@@ -186,7 +186,8 @@ Json filesystem(const FilesystemReport& r, bool groups_listed, bool time_boxed) 
                         {"files_known", c.files_known},
                         {"candidates", c.candidates},
                         {"stale_rows", c.stale_rows},
-                        {"incremental", c.incremental}};
+                        {"incremental", c.incremental},
+                        {"upgraded_from", c.upgraded_from ? Json(*c.upgraded_from) : Json(nullptr)}};
   } else {
     j["catalog"] = nullptr;
   }

@@ -81,6 +81,7 @@ btrfs::Result<FingerprintResult> fingerprint_window(CatalogSession& session, Sca
   r.fingerprints.add(fp->stats);
   if (!o.hashfile.empty()) {
     r.catalog.used = true;
+    r.catalog.upgraded_from = catalog.upgraded_from;
     r.catalog.files_changed += catalog.files_changed;
     r.catalog.candidates += catalog.candidates;
     r.catalog.stale_rows += catalog.stale_rows;

@@ -3,15 +3,16 @@
 //
 // Fills a fresh catalog (the real Catalog class, its own SQL) with N synthetic rows, in
 // transactions of --txn-files: sizes drawn from a lognormal (sigma of linux-source-6.1's
-// file sizes, mean --mean-kib), one random 64-bit whole-file hash per file, one block hash
-// per full 128 KiB block (as block_hashes() computes them), 5% of the files with the
-// content of an earlier file (same hash, same blocks), subvolumes of 80,000 files whose
+// file sizes, mean --mean-kib), one random 64-bit whole-file hash per file, anchor hashes at
+// the density the matcher's winnowing selects for the default -b of 128 KiB (one per 64 KiB
+// on average; none for a file under 128 KiB; see catalog_anchors()), 5% of the files with
+// the content of an earlier file (same hash, same anchors), subvolumes of 80,000 files whose
 // inodes interleave with their directories' as a real tree's do. Every row is a function
 // of its index and --seed: the tool holds none of them in memory.
 //
 // Then, for each batch size B, times what fingerprint_incremental does for a window of B
-// files: files_with_hash for each file's whole-file hash, files_with_block for each of its
-// block hashes, put_file for its row, then file() for each twin found (at most two per
+// files: files_with_hash for each file's whole-file hash, files_with_anchor for each of its
+// anchors, put_file for its row, then file() for each twin found (at most two per
 // hash, as a window takes them); half the batch carries content already catalogued, half
 // new hashes. The commit is timed apart (a windowed run commits once, at its end). The
 // batch's rows are removed again, untimed, so every repetition sees N rows. Warm: the
@@ -47,7 +48,8 @@ using btrdedupe::CatalogFile;
 using btrdedupe::FileKey;
 using Clock = std::chrono::steady_clock;
 
-constexpr uint64_t kBlockSize = 128 * 1024;     // the default -b
+constexpr uint64_t kMinRun = 128 * 1024;        // the default -b
+constexpr uint64_t kAnchorSpacing = 64 * 1024;  // 2/(w+1) of the sectors, w = 31
 constexpr uint64_t kFilesPerSubvolume = 80000;  // about one linux-source tree
 constexpr uint64_t kFilesPerDirectory = 16;
 constexpr uint64_t kFirstInode = 257;           // BTRFS_FIRST_FREE_OBJECTID
@@ -78,10 +80,10 @@ uint64_t mix(uint64_t x) {  // splitmix64's finalizer
 
 double unit(uint64_t h) { return (static_cast<double>(h >> 11) + 0.5) / 9007199254740992.0; }
 
-// Synthetic content: a content id gives a size, a whole-file hash and block hashes.
+// Synthetic content: a content id gives a size, a whole-file hash and anchors.
 struct Content {
   uint64_t size = 0, whole = 0;
-  std::vector<uint64_t> blocks;
+  std::vector<uint64_t> anchors;
 };
 
 class Generator {
@@ -106,10 +108,10 @@ class Generator {
     c.size = static_cast<uint64_t>(std::clamp(size, 1.0, 64.0 * 1024 * 1024 * 1024));
     c.whole = mix(seed_ ^ (id * 5 + 4));
     const uint64_t base = mix(seed_ ^ (id * 5 + 5));
-    c.blocks.resize(c.size / kBlockSize);  // full blocks only, as block_hashes()
-    for (size_t b = 0; b < c.blocks.size(); ++b) {
+    if (c.size >= kMinRun) c.anchors.resize(c.size / kAnchorSpacing);
+    for (size_t b = 0; b < c.anchors.size(); ++b) {
       const uint64_t h = mix(base + b);
-      c.blocks[b] = h == 0 ? 1 : h;  // 0 means "no hash"
+      c.anchors[b] = h == 0 ? 1 : h;  // anchor hashes are never 0
     }
     return c;
   }
@@ -206,7 +208,7 @@ std::vector<std::pair<std::string, uint64_t>> table_bytes(const std::string& pat
 struct BatchFile {
   FileKey key;
   CatalogFile row;
-  std::vector<uint64_t> blocks;
+  std::vector<uint64_t> anchors;
 };
 
 struct Timing {
@@ -225,7 +227,7 @@ std::vector<BatchFile> make_batch(const Generator& gen, uint64_t n, uint64_t b,
     uint64_t parent = 0;
     FileKey k = key_of(i, &parent);
     k.subvolume = subvolume;  // a new tree: no row of the catalog is replaced
-    out[i] = {k, row_of(c, kNewContent + i, parent), c.blocks};
+    out[i] = {k, row_of(c, kNewContent + i, parent), c.anchors};
   }
   return out;
 }
@@ -248,9 +250,8 @@ Timing match_batch(Catalog& cat, const std::vector<BatchFile>& batch) {
   };
   for (const auto& f : batch) {
     if (f.row.whole_hash) consider(cat.files_with_hash(*f.row.whole_hash));
-    for (uint64_t h : f.blocks)
-      if (h) consider(cat.files_with_block(h));
-    check(cat.put_file(f.key, f.row, f.blocks), "put_file");
+    for (uint64_t h : f.anchors) consider(cat.files_with_anchor(h));
+    check(cat.put_file(f.key, f.row, f.anchors), "put_file");
   }
   for (const auto& [subvolume, inode] : candidates)  // each twin's row, as read_each's check
     if (cat.file({subvolume, inode})) ++t.twins;
@@ -318,16 +319,16 @@ int main(int argc, char** argv) {
   const std::string path = o.dir + "/bench-catalog-" + std::to_string(getpid()) + ".db";
   const Generator gen(o.seed, o.mean_kib * 1024);
   std::printf("catalog %s: %llu files, transactions of %llu, mean size %.1f KiB (lognormal, "
-              "sigma %.3f), %u%% duplicates, blocks of %llu KiB\n",
+              "sigma %.3f), %u%% duplicates, -b %llu KiB\n",
               path.c_str(), static_cast<unsigned long long>(o.files),
               static_cast<unsigned long long>(o.txn_files), o.mean_kib, kSigma,
-              kDuplicatePercent, static_cast<unsigned long long>(kBlockSize / 1024));
+              kDuplicatePercent, static_cast<unsigned long long>(kMinRun / 1024));
 
   // Fill.
   auto cat = open_catalog(path);
   check(cat->bind("bench-catalog"), "bind");
   const long rss_open = peak_rss_kib();
-  uint64_t block_rows = 0, bytes = 0;
+  uint64_t anchor_rows = 0, bytes = 0;
   double first_txn = 0, last_txn = 0;
   const auto fill_start = Clock::now();
   for (uint64_t from = 0; from < o.files; from += o.txn_files) {
@@ -338,8 +339,8 @@ int main(int argc, char** argv) {
       const Content c = gen.content(gen.content_of(i));
       uint64_t parent = 0;
       const FileKey k = key_of(i, &parent);
-      check(cat->put_file(k, row_of(c, i, parent), c.blocks), "put_file");
-      block_rows += c.blocks.size();
+      check(cat->put_file(k, row_of(c, i, parent), c.anchors), "put_file");
+      anchor_rows += c.anchors.size();
       bytes += c.size;
     }
     check(cat->commit(), "commit");
@@ -358,17 +359,17 @@ int main(int argc, char** argv) {
   cat.reset();  // the last connection's close checkpoints the WAL and removes it
   const uint64_t db_bytes = file_bytes(path), wal_bytes = file_bytes(path + "-wal");
   const auto tables = table_bytes(path);
-  uint64_t file_table = 0, block_table = 0;
+  uint64_t file_table = 0, anchor_table = 0;
   for (const auto& [name, b] : tables) {
     if (name == "files" || name.rfind("files_by_", 0) == 0) file_table += b;
-    if (name == "blocks" || name.rfind("blocks_by_", 0) == 0) block_table += b;
+    if (name == "anchors" || name.rfind("anchors_by_", 0) == 0) anchor_table += b;
   }
   const double n = static_cast<double>(o.files);
   std::printf("fill: %.1f s (%.2f us per file; first transaction %.2f s, last %.2f s)\n", fill_s,
               fill_s / n * 1e6, first_txn, last_txn);
-  std::printf("rows: %llu files, %llu block rows (%.3f per file), %.1f KiB per file on average\n",
-              static_cast<unsigned long long>(o.files), static_cast<unsigned long long>(block_rows),
-              static_cast<double>(block_rows) / n, static_cast<double>(bytes) / n / 1024);
+  std::printf("rows: %llu files, %llu anchor rows (%.3f per file), %.1f KiB per file on average\n",
+              static_cast<unsigned long long>(o.files), static_cast<unsigned long long>(anchor_rows),
+              static_cast<double>(anchor_rows) / n, static_cast<double>(bytes) / n / 1024);
   std::printf("hashfile: %llu bytes after checkpoint (-wal %llu; %llu before close), %.1f bytes "
               "per file\n",
               static_cast<unsigned long long>(db_bytes), static_cast<unsigned long long>(wal_bytes),
@@ -376,19 +377,19 @@ int main(int argc, char** argv) {
   for (const auto& [name, b] : tables)
     std::printf("  %-16s %12llu bytes\n", name.c_str(), static_cast<unsigned long long>(b));
   const double per_file_row = static_cast<double>(file_table) / n;
-  const double per_block_row =
-      block_rows ? static_cast<double>(block_table) / static_cast<double>(block_rows) : 0;
-  std::printf("  files + its indexes: %.1f bytes per file; blocks + its index: %.1f bytes per "
-              "block row\n",
-              per_file_row, per_block_row);
+  const double per_anchor_row =
+      anchor_rows ? static_cast<double>(anchor_table) / static_cast<double>(anchor_rows) : 0;
+  std::printf("  files + its indexes: %.1f bytes per file; anchors + its index: %.1f bytes per "
+              "anchor row\n",
+              per_file_row, per_anchor_row);
 
   cat = open_catalog(path);
   {
     const auto t = Clock::now();
     const auto c = cat->counts();
-    std::printf("counts(): %llu files, %llu blocks, %llu duplicate files in %llu groups (%.1f s; "
+    std::printf("counts(): %llu files, %llu anchor rows, %llu duplicate files in %llu groups (%.1f s; "
                 "peak RSS %ld KiB)\n",
-                static_cast<unsigned long long>(c.files), static_cast<unsigned long long>(c.blocks),
+                static_cast<unsigned long long>(c.files), static_cast<unsigned long long>(c.anchors),
                 static_cast<unsigned long long>(c.duplicate_files),
                 static_cast<unsigned long long>(c.duplicate_groups), seconds_since(t),
                 peak_rss_kib());
@@ -458,13 +459,13 @@ int main(int argc, char** argv) {
     std::printf("kept %s\n", path.c_str());
   }
   std::printf("{\"bench\":\"catalog\",\"files\":%llu,\"txn_files\":%llu,\"mean_kib\":%.1f,"
-              "\"block_rows\":%llu,\"hashfile_bytes\":%llu,\"bytes_per_file\":%.1f,"
-              "\"file_row_bytes\":%.1f,\"block_row_bytes\":%.1f,\"fill_s\":%.1f,"
+              "\"anchor_rows\":%llu,\"hashfile_bytes\":%llu,\"bytes_per_file\":%.1f,"
+              "\"file_row_bytes\":%.1f,\"anchor_row_bytes\":%.1f,\"fill_s\":%.1f,"
               "\"batches\":[%s],\"peak_rss_kib\":%ld}\n",
               static_cast<unsigned long long>(o.files),
               static_cast<unsigned long long>(o.txn_files), o.mean_kib,
-              static_cast<unsigned long long>(block_rows),
+              static_cast<unsigned long long>(anchor_rows),
               static_cast<unsigned long long>(db_bytes), static_cast<double>(db_bytes) / n,
-              per_file_row, per_block_row, fill_s, json_batches.c_str(), rss_end);
+              per_file_row, per_anchor_row, fill_s, json_batches.c_str(), rss_end);
   return 0;
 }

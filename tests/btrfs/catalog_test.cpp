@@ -243,23 +243,70 @@ TEST_F(CatalogTest, RewrittenFileIsFingerprintedAgainAndDedupedAgainstItsTwin) {
   EXPECT_TRUE(fs0(run()).catalog.unchanged);
 }
 
-TEST_F(CatalogTest, FormatOneIsUpgradedAndItsNextRunReadsTheTreesWhole) {
+// Back to the format an older btrdedupe left: format 2 held 128 KiB-aligned block hashes
+// where format 3 holds anchors; format 1 also lacked the files' directories.
+std::string downgrade_sql(int format) {
+  std::string sql =
+      "DROP TABLE anchors; CREATE TABLE blocks(hash INTEGER NOT NULL, subvolume INTEGER NOT "
+      "NULL, inode INTEGER NOT NULL, block INTEGER NOT NULL, PRIMARY KEY(hash, subvolume, "
+      "inode, block)) WITHOUT ROWID; CREATE INDEX blocks_by_file ON blocks(subvolume, inode); "
+      "INSERT INTO blocks SELECT whole_hash, subvolume, inode, 0 FROM files "
+      "WHERE whole_hash IS NOT NULL AND size >= 131072; ";
+  if (format == 1) sql += "DROP INDEX files_by_parent; ALTER TABLE files DROP COLUMN parent; ";
+  return sql + "PRAGMA user_version=" + std::to_string(format) + ";";
+}
+
+TEST_F(CatalogTest, FormatTwoIsUpgradedAndItsNextRunReadsTheTreesWhole) {
   run();
-  // Back to format 1 as an older btrdedupe left it: no parent column.
-  sh("sqlite3 " + shell_quote(hashfile_) + " 'DROP INDEX files_by_parent; "
-     "ALTER TABLE files DROP COLUMN parent; PRAGMA user_version=1;'");
+  sh("sqlite3 " + shell_quote(hashfile_) + " '" + downgrade_sql(2) + "'");
   sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/f2 tree/f2-late && sync");
   auto r = run();
+  EXPECT_EQ(fs0(r).catalog.upgraded_from, std::optional<int>(2));
   EXPECT_FALSE(fs0(r).catalog.incremental);
-  EXPECT_EQ(fs0(r).catalog.files_changed, 1u);  // the rows were kept
+  EXPECT_EQ(fs0(r).catalog.files_changed, 8u);  // every row written afresh
+  EXPECT_EQ(fs0(r).dedupe.bytes_deduped, 140000u);
+  // f2 to f6, f3-copy and f2-late are 128 KiB or more: each has anchor rows.
+  EXPECT_EQ(sh("sqlite3 " + shell_quote(hashfile_) + " 'PRAGMA user_version; "
+               "SELECT count(*) FROM sqlite_master WHERE name LIKE \"blocks%\"; "
+               "SELECT count(DISTINCT inode) FROM anchors;'"),
+            "3\n0\n7\n");
+  r = run();
+  EXPECT_FALSE(fs0(r).catalog.upgraded_from);
+  EXPECT_TRUE(fs0(r).catalog.unchanged);
+}
+
+TEST_F(CatalogTest, FormatOneIsUpgradedAndItsNextRunReadsTheTreesWhole) {
+  run();
+  sh("sqlite3 " + shell_quote(hashfile_) + " '" + downgrade_sql(1) + "'");
+  sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/f2 tree/f2-late && sync");
+  auto r = run();
+  EXPECT_EQ(fs0(r).catalog.upgraded_from, std::optional<int>(1));
+  EXPECT_FALSE(fs0(r).catalog.incremental);
+  EXPECT_EQ(fs0(r).catalog.files_changed, 8u);  // every row written afresh
   EXPECT_EQ(fs0(r).dedupe.bytes_deduped, 140000u);
   EXPECT_EQ(sh("sqlite3 " + shell_quote(hashfile_) + " 'PRAGMA user_version; "
                "SELECT count(*) FROM files WHERE parent IS NULL;'"),
-            "2\n0\n");
+            "3\n0\n");
   sh("cd " + shell_quote(path("")) + " && rm tree/f1 && sync");
   r = run();
   EXPECT_TRUE(fs0(r).catalog.incremental);
   EXPECT_EQ(fs0(r).catalog.stale_rows, 1u);
+}
+
+// The catalog indexes anchors, not aligned blocks: a copy shifted by 68 KiB (no multiple
+// of 128 KiB) finds its catalogued twin in an incremental run, and the old extent is freed.
+TEST_F(CatalogTest, AShiftedCopyFindsItsCataloguedTwin) {
+  sh("cd " + shell_quote(path("")) + " && head -c 2M /dev/urandom > tree/image && sync");
+  run();
+  sh("cd " + shell_quote(path("")) + " && (head -c 69632 /dev/urandom; cat tree/image) |"
+     " dd status=none bs=1M iflag=fullblock oflag=direct of=tree/shifted && sync");
+  auto r = run();
+  const auto& f = fs0(r);
+  EXPECT_TRUE(f.catalog.incremental);
+  EXPECT_EQ(f.catalog.files_changed, 1u);
+  EXPECT_EQ(f.catalog.candidates, 1u);
+  EXPECT_EQ(f.dedupe.bytes_deduped, 2u << 20);
+  EXPECT_EQ(r.exit_code(), 0);
 }
 
 TEST_F(CatalogTest, ReplayRepeatsTheStoredRootsAndMode) {

@@ -62,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       for (const auto& k : cat.files_with_hash(some_hash))
         fuzz::sink = fuzz::sink ^ static_cast<uint8_t>(k.inode);
-      for (const auto& k : cat.files_with_block(some_hash))
+      for (const auto& k : cat.files_with_anchor(some_hash))
         fuzz::sink = fuzz::sink ^ static_cast<uint8_t>(k.inode);
       for (const auto& run : cat.runs()) fuzz::touch(run.roots);
       if (auto bound = cat.bind("00000000-0000-0000-0000-000000000000"); !bound)
