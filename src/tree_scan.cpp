@@ -133,6 +133,125 @@ uint32_t add_name(std::string& arena, std::string_view name) {
   return static_cast<uint32_t>(arena.size());
 }
 
+// One subvolume tree's items in key order (read_subvolume_tree), into a SubvolumeTree and
+// `out`: the inode the last items belong to, and what of it is kept so far.
+class SubvolumeTreeReader {
+ public:
+  SubvolumeTreeReader(uint64_t subvol, ScanResult& out, bool names, uint64_t max_files,
+                      const DropFile& drop)
+      : out_(out), names_(names), max_files_(max_files), drop_(drop),
+        where_("subvolume " + std::to_string(subvol)), open_extents_(out.extents.size()) {}
+
+  const std::string& where() const { return where_; }
+  SubvolumeTree take() { return std::move(tree_); }
+
+  // An error ends the read.
+  std::optional<btrfs::Error> add(const btrfs::TreeItem& it) {
+    if (it.type != BTRFS_INODE_ITEM_KEY && it.type != BTRFS_INODE_REF_KEY &&
+        it.type != BTRFS_INODE_EXTREF_KEY && it.type != BTRFS_EXTENT_DATA_KEY)
+      return std::nullopt;  // dir items, xattrs: inside the key box but not needed
+    if (it.objectid < current_) return std::nullopt;  // out of order: tree search never returns it
+    if (it.objectid > current_) {
+      finish_file();
+      current_ = it.objectid;
+      kind_ = Kind::kOther;
+      named_ = false;
+    }
+    switch (it.type) {
+      case BTRFS_INODE_ITEM_KEY:
+        return add_inode(it);
+      case BTRFS_INODE_REF_KEY:  // the first name is enough for reports
+        if (kind_ != Kind::kOther) first_name(btrfs::decode_inode_refs(it.offset, it.data));
+        return std::nullopt;
+      case BTRFS_INODE_EXTREF_KEY:
+        if (kind_ != Kind::kOther) first_name(btrfs::decode_inode_extrefs(it.data));
+        return std::nullopt;
+      default:  // BTRFS_EXTENT_DATA_KEY, after its INODE_ITEM in key order
+        return add_extent(it);
+    }
+  }
+
+  // The last file is complete once another inode's items begin (or the tree ends), and
+  // only then can `drop` judge it.
+  void finish_file() {
+    if (!drop_ || kind_ != Kind::kFile) return;
+    if (!drop_(tree_.files.back(), out_.extents.data() + open_extents_,
+               out_.extents.data() + out_.extents.size()))
+      return;
+    const auto file = static_cast<uint32_t>(tree_.files.size() - 1);
+    out_.extents.resize(open_extents_);
+    while (!tree_.passed.empty() && tree_.passed.back().file == file) {
+      count_passed_over(tree_.passed.back(), out_.passed_over);  // as for a kept file
+      tree_.passed.pop_back();
+    }
+    if (names_) {
+      tree_.file_name_ends.pop_back();
+      tree_.file_names.resize(tree_.file_name_ends.empty() ? 0 : tree_.file_name_ends.back());
+    }
+    tree_.files.pop_back();
+  }
+
+ private:
+  // What the current inode is, as its INODE_ITEM (first in key order) says.
+  enum class Kind { kOther, kDir, kFile };
+
+  std::optional<btrfs::Error> add_inode(const btrfs::TreeItem& it) {
+    auto inode = btrfs::decode_inode_item(it.data);
+    if (!inode) return btrfs::Error{inode.error().code, where_ + ": " + inode.error().context};
+    if ((inode->mode & 0170000) == 0040000) {
+      kind_ = Kind::kDir;
+      tree_.dirs.push_back({it.objectid, 0, static_cast<uint32_t>(tree_.dir_names.size())});
+    } else if ((inode->mode & 0170000) == 0100000) {
+      kind_ = Kind::kFile;
+      if (max_files_ && out_.files.size() + tree_.files.size() >= max_files_)
+        return btrfs::Error{EFBIG, where_ + ": more than " + std::to_string(max_files_) +
+                                       " files to hold at once"};
+      open_extents_ = out_.extents.size();
+      tree_.files.push_back({it.objectid, 0, inode->size, inode->flags, inode->mtime.sec,
+                             inode->mtime.nsec});
+      if (names_) tree_.file_name_ends.push_back(static_cast<uint32_t>(tree_.file_names.size()));
+    }  // symlinks, fifos, devices: nothing kept
+    return std::nullopt;
+  }
+
+  void first_name(const btrfs::Result<std::vector<btrfs::InodeName>>& refs) {
+    if (named_ || !refs || refs->empty()) return;
+    named_ = true;
+    const btrfs::InodeName& ref = (*refs)[0];
+    if (kind_ == Kind::kDir) {
+      tree_.dirs.back().parent = ref.parent;
+      if (names_) tree_.dirs.back().name_end = add_name(tree_.dir_names, ref.name);
+    } else {
+      tree_.files.back().parent = ref.parent;
+      if (names_) tree_.file_name_ends.back() = add_name(tree_.file_names, ref.name);
+    }
+  }
+
+  std::optional<btrfs::Error> add_extent(const btrfs::TreeItem& it) {
+    if (kind_ != Kind::kFile) return std::nullopt;
+    auto fe = btrfs::decode_file_extent_item(it.data);
+    if (!fe) return btrfs::Error{fe.error().code, where_ + ": " + fe.error().context};
+    const auto file = static_cast<uint32_t>(tree_.files.size() - 1);
+    if (fe->type == btrfs::FileExtentType::Regular && fe->disk_bytenr != 0)
+      out_.extents.push_back({file, fe->compression, it.offset, fe->length(),
+                              fe->disk_bytenr, fe->disk_num_bytes, fe->offset});
+    else
+      tree_.passed.push_back({file, fe->type, fe->length()});
+    return std::nullopt;
+  }
+
+  ScanResult& out_;
+  const bool names_;
+  const uint64_t max_files_;
+  const DropFile& drop_;
+  const std::string where_;
+  SubvolumeTree tree_;
+  Kind kind_ = Kind::kOther;
+  uint64_t current_ = 0;
+  bool named_ = false;  // the current inode's first name is taken
+  size_t open_extents_;  // where the last file's extents start in out_.extents
+};
+
 // names: keep each inode's name (for paths); without, only the parent links membership needs.
 // warmup_threads: threads reading the tree ahead of this walk (src/tree_warmup.h).
 // max_files: with the files already in `out`, more than this many is EFBIG (0: no limit).
@@ -154,104 +273,19 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
   // Stopped and joined on every return below, before `fd` can go.
   TreeWarmup warmup(fd, ahead, warmup_threads, /*with_leader=*/true);
   uint64_t leader_at = 0;
-  SubvolumeTree tree;
-  const std::string where = "subvolume " + std::to_string(subvol);
-  // The inode the last items belong to; its INODE_ITEM (first in key order) says what it is.
-  enum class Kind { kOther, kDir, kFile };
-  Kind kind = Kind::kOther;
-  uint64_t current = 0;
-  bool named = false;  // the current inode's first name is taken
-  auto first_name = [&](const btrfs::Result<std::vector<btrfs::InodeName>>& refs) {
-    if (named || !refs || refs->empty()) return;
-    named = true;
-    const btrfs::InodeName& ref = (*refs)[0];
-    if (kind == Kind::kDir) {
-      tree.dirs.back().parent = ref.parent;
-      if (names) tree.dirs.back().name_end = add_name(tree.dir_names, ref.name);
-    } else {
-      tree.files.back().parent = ref.parent;
-      if (names) tree.file_name_ends.back() = add_name(tree.file_names, ref.name);
-    }
-  };
-  // Where the last file's extents start: it is complete once another inode's items begin,
-  // and only then can `drop` judge it.
-  size_t open_extents = out.extents.size();
-  auto finish_file = [&] {
-    if (!drop || kind != Kind::kFile) return;
-    if (!drop(tree.files.back(), out.extents.data() + open_extents,
-              out.extents.data() + out.extents.size()))
-      return;
-    const auto file = static_cast<uint32_t>(tree.files.size() - 1);
-    out.extents.resize(open_extents);
-    while (!tree.passed.empty() && tree.passed.back().file == file) {
-      count_passed_over(tree.passed.back(), out.passed_over);  // as for a kept file
-      tree.passed.pop_back();
-    }
-    if (names) {
-      tree.file_name_ends.pop_back();
-      tree.file_names.resize(tree.file_name_ends.empty() ? 0 : tree.file_name_ends.back());
-    }
-    tree.files.pop_back();
-  };
+  SubvolumeTreeReader reader(subvol, out, names, max_files, drop);
   for (;;) {
     auto next = search.next();
-    if (!next) return btrfs::Error{next.error().code, where + ": " + next.error().context};
+    if (!next) return btrfs::Error{next.error().code, reader.where() + ": " + next.error().context};
     if (!*next) break;
     const btrfs::TreeItem& it = **next;
     if (it.objectid != leader_at) warmup.leader_at(leader_at = it.objectid);
     ++out.tree_items;
-    if (it.type != BTRFS_INODE_ITEM_KEY && it.type != BTRFS_INODE_REF_KEY &&
-        it.type != BTRFS_INODE_EXTREF_KEY && it.type != BTRFS_EXTENT_DATA_KEY)
-      continue;  // dir items, xattrs: inside the key box but not needed
-    if (it.objectid < current) continue;  // out of order: tree search never returns it
-    if (it.objectid > current) {
-      finish_file();
-      current = it.objectid;
-      kind = Kind::kOther;
-      named = false;
-    }
-    switch (it.type) {
-      case BTRFS_INODE_ITEM_KEY: {
-        auto inode = btrfs::decode_inode_item(it.data);
-        if (!inode) return btrfs::Error{inode.error().code, where + ": " + inode.error().context};
-        if ((inode->mode & 0170000) == 0040000) {
-          kind = Kind::kDir;
-          tree.dirs.push_back({it.objectid, 0, static_cast<uint32_t>(tree.dir_names.size())});
-        } else if ((inode->mode & 0170000) == 0100000) {
-          kind = Kind::kFile;
-          if (max_files && out.files.size() + tree.files.size() >= max_files)
-            return btrfs::Error{EFBIG, where + ": more than " + std::to_string(max_files) +
-                                           " files to hold at once"};
-          open_extents = out.extents.size();
-          tree.files.push_back({it.objectid, 0, inode->size, inode->flags, inode->mtime.sec,
-                                inode->mtime.nsec});
-          if (names) tree.file_name_ends.push_back(static_cast<uint32_t>(tree.file_names.size()));
-        }  // symlinks, fifos, devices: nothing kept
-        break;
-      }
-      case BTRFS_INODE_REF_KEY:  // the first name is enough for reports
-        if (kind != Kind::kOther) first_name(btrfs::decode_inode_refs(it.offset, it.data));
-        break;
-      case BTRFS_INODE_EXTREF_KEY:
-        if (kind != Kind::kOther) first_name(btrfs::decode_inode_extrefs(it.data));
-        break;
-      default: {  // BTRFS_EXTENT_DATA_KEY, after its INODE_ITEM in key order
-        if (kind != Kind::kFile) break;
-        auto fe = btrfs::decode_file_extent_item(it.data);
-        if (!fe) return btrfs::Error{fe.error().code, where + ": " + fe.error().context};
-        const auto file = static_cast<uint32_t>(tree.files.size() - 1);
-        if (fe->type == btrfs::FileExtentType::Regular && fe->disk_bytenr != 0)
-          out.extents.push_back({file, fe->compression, it.offset, fe->length(),
-                                 fe->disk_bytenr, fe->disk_num_bytes, fe->offset});
-        else
-          tree.passed.push_back({file, fe->type, fe->length()});
-        break;
-      }
-    }
+    if (auto failed = reader.add(it)) return std::move(*failed);
   }
-  finish_file();
+  reader.finish_file();
   out.search_calls += search.ioctl_calls();
-  return tree;
+  return reader.take();
 }
 
 // Path of directory `ino` relative to `top` (a directory inode), or false when not below it.
