@@ -165,6 +165,14 @@ class CatalogSession {
   Fingerprinted fingerprinted(const ScanResult& scan, const FileExtentIndex& index,
                               const FileSumsView& sums, uint32_t i) const;
 
+  // fingerprint()'s steps when the trees were read whole: the scan's files against the
+  // catalog's rows, the rows updated, the changed files' rows written and twins marked.
+  struct RowMerge;
+  RowMerge merge_rows(const ScanResult& scan, CatalogStats& stats) const;
+  btrfs::Result<void> update_rows(const ScanResult& scan, RowMerge& merge);
+  btrfs::Result<std::vector<bool>> put_rows(const ScanResult& scan, const RowMerge& merge,
+                                            const FingerprintResult& fp);
+
   btrfs::Result<std::optional<ScanResult>> find_changed(ScanResult scan);
   btrfs::Result<void> check_directory(uint64_t subvolume, uint64_t dir);
   btrfs::Result<FingerprintResult> fingerprint_incremental(ScanResult& scan, CatalogStats& stats);
