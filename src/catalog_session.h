@@ -40,6 +40,7 @@
 namespace btrdedupe {
 
 class FileExtentIndex;
+class SnapshotFamily;
 
 // The (inode, size, mtime) states of a subvolume's files, as a digest that does not depend
 // on their order: two scans compare without a copy of either's states (a set of 157k
@@ -165,9 +166,28 @@ class CatalogSession {
   Fingerprinted fingerprinted(const ScanResult& scan, const FileExtentIndex& index,
                               const FileSumsView& sums, uint32_t i) const;
 
+  // fingerprint()'s steps when the trees were read whole: the scan's files against the
+  // catalog's rows, the rows updated, the changed files' rows written and twins marked.
+  struct RowMerge;
+  RowMerge merge_rows(const ScanResult& scan, CatalogStats& stats) const;
+  btrfs::Result<void> update_rows(const ScanResult& scan, RowMerge& merge);
+  btrfs::Result<std::vector<bool>> put_rows(const ScanResult& scan, const RowMerge& merge,
+                                            const FingerprintResult& fp);
+
   btrfs::Result<std::optional<ScanResult>> find_changed(ScanResult scan);
   btrfs::Result<void> check_directory(uint64_t subvolume, uint64_t dir);
   btrfs::Result<FingerprintResult> fingerprint_incremental(ScanResult& scan, CatalogStats& stats);
+  // fingerprint_incremental()'s steps (src/catalog_incremental.cpp): the catalogued twins
+  // of the changed files are gathered, then verified against the tree and added.
+  struct Candidates;
+  void consider_twins(const std::vector<FileKey>& keys, bool whole, Candidates& c) const;
+  btrfs::Result<void> put_rows_and_find_twins(const ScanResult& scan,
+                                              const FingerprintResult& fp,
+                                              const std::vector<bool>& own_wanted,
+                                              Candidates& c);
+  btrfs::Result<void> verify_candidates(ScanResult& scan, Candidates& c);
+  btrfs::Result<void> verify_candidate(ScanResult& scan, uint64_t subvolume, uint64_t inode,
+                                       const InodeState* state, const SnapshotFamily& family);
   unsigned read_threads_ = 0;
   // This dedupe run fingerprints and matches every file, not only those changed since the
   // last run: that run left duplicates it found without a dedupe (Catalog::pending).

@@ -241,16 +241,17 @@ std::vector<std::vector<std::string>> read_fdupes_groups(std::istream& in) {
   return groups;
 }
 
-ParsedCli parse_cli(int argc, const char* const* argv) {
-  ParsedCli parsed;
-  auto& o = parsed.options;
-  auto& error = parsed.error;
+namespace {
+
+// Parses argv into `vm`: of a repeated valued option only the last is stored. False (and
+// `error` set) for what boost rejects.
+bool parse_command_line(int argc, const char* const* argv, CliOptions& o, po::variables_map& vm,
+                        std::string& error) {
   po::options_description all = visible_options();
   all.add_options()("paths", po::value<std::vector<std::string>>(), "")
       ("read-hashes", po::value<std::string>(), "")("write-hashes", po::value<std::string>(), "");
   po::positional_options_description positional;
   positional.add("paths", -1);
-  po::variables_map vm;
   try {
     auto options = po::command_line_parser(argc, argv).options(all).positional(positional).run();
     // A repeated switch is harmless (-v counts); of a repeated valued option the last wins.
@@ -268,14 +269,20 @@ ParsedCli parse_cli(int argc, const char* const* argv) {
     po::notify(vm);
   } catch (const po::error& e) {
     error = option_error(e);
-    return parsed;
+    return false;
   }
+  return true;
+}
+
+std::string refuse_hash_options(const po::variables_map& vm) {
   for (const char* name : {"read-hashes", "write-hashes"})
-    if (vm.count(name)) {
-      error = std::string("--") + name +
-              " is not supported: btrdedupe keeps fingerprints in its catalog (--hashfile)";
-      return parsed;
-    }
+    if (vm.count(name))
+      return std::string("--") + name +
+             " is not supported: btrdedupe keeps fingerprints in its catalog (--hashfile)";
+  return "";
+}
+
+void read_switches_and_lists(const po::variables_map& vm, CliOptions& o) {
   o.recursive = vm.count("recursive");
   o.dedupe = vm.count("dedupe");
   o.dry_run = vm.count("dry-run");
@@ -294,26 +301,23 @@ ParsedCli parse_cli(int argc, const char* const* argv) {
   o.all_subvols = vm.count("all-subvols");
   o.dedupe_readonly = vm.count("dedupe-readonly");
   o.list_subvols = vm.count("list-subvols");
-  if (vm.count("hashfile")) {
-    o.hashfile = vm["hashfile"].as<std::string>();
-    if (o.hashfile.empty()) {
-      error = "--hashfile: empty file name";
-      return parsed;
-    }
-  }
-  if (!(error = threads_option(vm, "io-threads", &o.io_threads)).empty()) return parsed;
-  unsigned ignored = 0;
-  if (!(error = threads_option(vm, "cpu-threads", &ignored)).empty()) return parsed;
-  if (vm.count("cpu-threads"))
-    o.no_effect.push_back("--cpu-threads: no effect here (fingerprints come from the csum tree; "
-                          "the little data read is summed in one thread)");
-  if (vm.count("batchsize")) {
-    if (vm["batchsize"].as<unsigned>() == 0) {
-      error = "-B/--batchsize: must be at least 1";
-      return parsed;
-    }
-    o.window_files = vm["batchsize"].as<unsigned>();
-  }
+}
+
+std::string hashfile_option(const po::variables_map& vm, CliOptions& o) {
+  if (!vm.count("hashfile")) return "";
+  o.hashfile = vm["hashfile"].as<std::string>();
+  if (o.hashfile.empty()) return "--hashfile: empty file name";
+  return "";
+}
+
+std::string batchsize_option(const po::variables_map& vm, CliOptions& o) {
+  if (!vm.count("batchsize")) return "";
+  if (vm["batchsize"].as<unsigned>() == 0) return "-B/--batchsize: must be at least 1";
+  o.window_files = vm["batchsize"].as<unsigned>();
+  return "";
+}
+
+void note_compat_switches(const po::variables_map& vm, CliOptions& o) {
   if (vm.count("skip-zeroes"))
     o.no_effect.push_back("--skip-zeroes: no effect here (holes and preallocated ranges are "
                           "never read; written zero blocks are matched like any data)");
@@ -321,91 +325,117 @@ ParsedCli parse_cli(int argc, const char* const* argv) {
     o.no_effect.push_back("-A: no effect here (files are always opened read-only)");
   if (vm.count("one-file-system"))
     o.no_effect.push_back("-x: no effect here (a scan never leaves the filesystem of its PATH)");
-  if (vm.count("blocksize")) {
-    const auto text = vm["blocksize"].as<std::string>();
-    const auto size = parse_byte_size(text);
-    if (!size || *size < 4096 || *size % 4096 != 0 || *size > (1ULL << 30)) {
-      error = "-b: '" + text + "' is not a block size (a multiple of 4K up to 1G, e.g. 128K)";
-      return parsed;
-    }
-    o.block_size = *size;
+}
+
+std::string blocksize_option(const po::variables_map& vm, CliOptions& o) {
+  if (!vm.count("blocksize")) return "";
+  const auto text = vm["blocksize"].as<std::string>();
+  const auto size = parse_byte_size(text);
+  if (!size || *size < 4096 || *size % 4096 != 0 || *size > (1ULL << 30))
+    return "-b: '" + text + "' is not a block size (a multiple of 4K up to 1G, e.g. 128K)";
+  o.block_size = *size;
+  return "";
+}
+
+std::string max_runtime_option(const po::variables_map& vm, CliOptions& o) {
+  if (!vm.count("max-runtime")) return "";
+  const auto text = vm["max-runtime"].as<std::string>();
+  const auto seconds = parse_duration(text);
+  if (!seconds || *seconds <= 0)
+    return "--max-runtime: '" + text + "' is not a duration (examples: 90, 30s, 20m, 1h30m)";
+  o.max_runtime = *seconds;
+  return "";
+}
+
+std::string progress_option(const po::variables_map& vm, CliOptions& o) {
+  if (!vm.count("progress")) return "";
+  const auto mode = vm["progress"].as<std::string>();
+  if (mode == "auto") {
+    o.progress = ProgressMode::Auto;
+  } else if (mode == "tty") {
+    o.progress = ProgressMode::Tty;
+  } else if (mode == "json") {
+    o.progress = ProgressMode::Json;
+  } else if (mode == "none") {
+    o.progress = ProgressMode::None;
+  } else {
+    return "--progress: '" + mode + "' is not one of auto, tty, json, none";
   }
-  if (vm.count("max-runtime")) {
-    const auto text = vm["max-runtime"].as<std::string>();
-    const auto seconds = parse_duration(text);
-    if (!seconds || *seconds <= 0) {
-      error = "--max-runtime: '" + text + "' is not a duration (examples: 90, 30s, 20m, 1h30m)";
-      return parsed;
-    }
-    o.max_runtime = *seconds;
+  return "";
+}
+
+std::string prefetch_option(const po::variables_map& vm, CliOptions& o) {
+  if (!vm.count("prefetch")) return "";
+  const auto how = vm["prefetch"].as<std::string>();
+  if (how == "read") {
+    o.prefetch = Prefetch::Read;
+  } else if (how == "readahead") {
+    o.prefetch = Prefetch::Readahead;
+  } else if (how == "fadvise") {
+    o.prefetch = Prefetch::Fadvise;
+  } else if (how == "none") {
+    o.prefetch = Prefetch::None;
+  } else {
+    return "--prefetch: '" + how + "' is not one of read, readahead, fadvise, none";
   }
+  return "";
+}
+
+// The options with a value, in the order their errors are reported: the first wrong one.
+std::string read_valued_options(const po::variables_map& vm, CliOptions& o) {
+  std::string error;
+  if (!(error = hashfile_option(vm, o)).empty()) return error;
+  if (!(error = threads_option(vm, "io-threads", &o.io_threads)).empty()) return error;
+  unsigned ignored = 0;
+  if (!(error = threads_option(vm, "cpu-threads", &ignored)).empty()) return error;
+  if (vm.count("cpu-threads"))
+    o.no_effect.push_back("--cpu-threads: no effect here (fingerprints come from the csum tree; "
+                          "the little data read is summed in one thread)");
+  if (!(error = batchsize_option(vm, o)).empty()) return error;
+  note_compat_switches(vm, o);
+  if (!(error = blocksize_option(vm, o)).empty()) return error;
+  if (!(error = max_runtime_option(vm, o)).empty()) return error;
   if (auto s = size_option(vm, "min-size", "--min-size", &error); s) o.min_size = *s;
-  if (!error.empty()) return parsed;
+  if (!error.empty()) return error;
   if (vm.count("dedupe-options"))
     for (const auto& list : vm["dedupe-options"].as<std::vector<std::string>>())
-      if (!(error = apply_dedupe_options(list, o)).empty()) return parsed;
-  if (vm.count("progress")) {
-    const auto mode = vm["progress"].as<std::string>();
-    if (mode == "auto") {
-      o.progress = ProgressMode::Auto;
-    } else if (mode == "tty") {
-      o.progress = ProgressMode::Tty;
-    } else if (mode == "json") {
-      o.progress = ProgressMode::Json;
-    } else if (mode == "none") {
-      o.progress = ProgressMode::None;
-    } else {
-      error = "--progress: '" + mode + "' is not one of auto, tty, json, none";
-      return parsed;
-    }
-  }
-  if (vm.count("prefetch")) {
-    const auto how = vm["prefetch"].as<std::string>();
-    if (how == "read") {
-      o.prefetch = Prefetch::Read;
-    } else if (how == "readahead") {
-      o.prefetch = Prefetch::Readahead;
-    } else if (how == "fadvise") {
-      o.prefetch = Prefetch::Fadvise;
-    } else if (how == "none") {
-      o.prefetch = Prefetch::None;
-    } else {
-      error = "--prefetch: '" + how + "' is not one of read, readahead, fadvise, none";
-      return parsed;
-    }
-  }
-  if (o.show_help || o.show_version) return parsed;
+      if (!(error = apply_dedupe_options(list, o)).empty()) return error;
+  if (!(error = progress_option(vm, o)).empty()) return error;
+  return prefetch_option(vm, o);
+}
+
+// -L, -R, --stats and --history: each is the whole run. True when one (or more) is given;
+// `error` then says what is wrong with it, if anything.
+bool catalog_command(const po::variables_map& vm, CliOptions& o, std::string& error) {
   o.list_catalog = vm.count("-L");
   o.remove_from_catalog = vm.count("-R");
   o.catalog_stats = vm.count("stats");
   o.catalog_history = vm.count("history");
   const int catalog_commands =
       o.list_catalog + o.remove_from_catalog + o.catalog_stats + o.catalog_history;
-  if (catalog_commands) {
-    if (catalog_commands > 1)
-      error = "-L, -R, --stats and --history are separate commands: give one";
-    else if (o.hashfile.empty())
-      error = "-L, -R, --stats and --history need --hashfile=FILE";
-    else if (o.remove_from_catalog && o.paths.empty())
-      error = "-R needs the PATHs to forget";
-    else if (!o.remove_from_catalog && !o.paths.empty())
-      error = "-L, --stats and --history take no PATH";
-    return parsed;
-  }
-  if (o.list_subvols) {
-    if (o.paths.size() != 1) error = "--list-subvols needs one PATH (any path on the filesystem)";
-    return parsed;
-  }
+  if (!catalog_commands) return false;
+  if (catalog_commands > 1)
+    error = "-L, -R, --stats and --history are separate commands: give one";
+  else if (o.hashfile.empty())
+    error = "-L, -R, --stats and --history need --hashfile=FILE";
+  else if (o.remove_from_catalog && o.paths.empty())
+    error = "-R needs the PATHs to forget";
+  else if (!o.remove_from_catalog && !o.paths.empty())
+    error = "-L, --stats and --history take no PATH";
+  return true;
+}
+
+// What a run's PATHs, subvolume options and --fdupes must agree on.
+std::string check_run_targets(CliOptions& o) {
+  std::string error;
   for (const auto& word : o.subvols)
     if (word.empty()) error = "--subvol: empty ID or PATH";
   for (const auto& word : o.exclude_subvols)
     if (word.empty()) error = "--exclude-subvol: empty ID or PATH";
-  if (!error.empty()) return parsed;
-  if (o.fdupes && (!o.subvols.empty() || o.all_subvols || !o.exclude_subvols.empty())) {
-    error = "--fdupes takes its files from stdin: --subvol, --exclude-subvol and --all-subvols "
-            "do not apply";
-    return parsed;
-  }
+  if (!error.empty()) return error;
+  if (o.fdupes && (!o.subvols.empty() || o.all_subvols || !o.exclude_subvols.empty()))
+    return "--fdupes takes its files from stdin: --subvol, --exclude-subvol and --all-subvols "
+           "do not apply";
   // --subvol PATH names the filesystem by itself (also with --hashfile: not a replay then);
   // an id needs a PATH on it.
   if (o.paths.empty() && !o.subvols.empty()) {
@@ -414,10 +444,8 @@ ParsedCli parse_cli(int argc, const char* const* argv) {
         o.paths.push_back(word);
         break;
       }
-    if (o.paths.empty()) {
-      error = "--subvol " + o.subvols.front() + ": a subvolume id needs a PATH on its filesystem";
-      return parsed;
-    }
+    if (o.paths.empty())
+      return "--subvol " + o.subvols.front() + ": a subvolume id needs a PATH on its filesystem";
   }
   if (o.fdupes) {
     if (!o.paths.empty()) error = "--fdupes reads its files from stdin: give no PATH";
@@ -425,6 +453,27 @@ ParsedCli parse_cli(int argc, const char* const* argv) {
   } else if (o.paths.empty() && o.hashfile.empty()) {
     error = "no PATH given (try --help)";  // with --hashfile alone: replay its last run
   }
+  return error;
+}
+
+}  // namespace
+
+ParsedCli parse_cli(int argc, const char* const* argv) {
+  ParsedCli parsed;
+  auto& o = parsed.options;
+  auto& error = parsed.error;
+  po::variables_map vm;
+  if (!parse_command_line(argc, argv, o, vm, error)) return parsed;
+  if (!(error = refuse_hash_options(vm)).empty()) return parsed;
+  read_switches_and_lists(vm, o);
+  if (!(error = read_valued_options(vm, o)).empty()) return parsed;
+  if (o.show_help || o.show_version) return parsed;
+  if (catalog_command(vm, o, error)) return parsed;
+  if (o.list_subvols) {
+    if (o.paths.size() != 1) error = "--list-subvols needs one PATH (any path on the filesystem)";
+    return parsed;
+  }
+  error = check_run_targets(o);
   return parsed;
 }
 

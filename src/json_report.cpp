@@ -81,57 +81,66 @@ Json work(const WorkListing& w) {
               {"listed_at_most", kWorkListed}};
 }
 
-Json filesystem(const FilesystemReport& r, bool groups_listed, bool time_boxed) {
-  Json j;
-  j["fsid"] = r.fsid;
+Json json_roots(const std::vector<std::string>& paths) {
   Json roots = Json::array();
-  for (const auto& p : r.roots) {
+  for (const auto& p : paths) {
     Json root;
     put_path(root, "path", p);
     roots.push_back(root);
   }
-  j["roots"] = roots;
-  j["error"] = r.error.empty() ? Json(nullptr) : Json(r.error);
+  return roots;
+}
+
+Json json_scan_figures(const FilesystemReport& r) {
   const auto& p = r.passed_over;
-  j["scan"] = Json{{"subvolumes", r.subvolumes},
-                   {"files", r.files},
-                   {"extents", r.extents},
-                   {"tree_items", r.tree_items},
-                   {"tree_searches", r.tree_searches},
-                   {"windows", r.windows},
-                   {"excluded", r.excluded},
-                   {"passed_over", Json{{"inline_extents", p.inline_extents},
-                                        {"inline_bytes", p.inline_bytes},
-                                        {"hole_extents", p.hole_extents},
-                                        {"hole_bytes", p.hole_bytes},
-                                        {"prealloc_extents", p.prealloc_extents},
-                                        {"prealloc_bytes", p.prealloc_bytes},
-                                        {"small_files", p.excluded_files},
-                                        {"readonly_aliases", p.readonly_aliases}}}};
-  j["before"] = sharing(r.before);
-  j["after"] = sharing(r.after);
-  j["space"] = Json{{"allocated_before", r.before.allocated_bytes},
-                    {"allocated_after", r.after.allocated_bytes},
-                    {"freed_bytes", r.freed.bytes},
-                    {"freed_extents", r.freed.extents},
-                    {"would_free_bytes", r.would_free.bytes},
-                    {"would_free_extents", r.would_free.extents},
-                    {"destination_extents_before", r.destination_extents_before},
-                    {"destination_extents_after", r.destination_extents_after}};
-  const auto& f = r.fingerprints;
-  j["fingerprints"] = Json{{"extents_from_csums", f.extents_from_csums},
-                           {"bytes_from_csums", f.bytes_from_csums},
-                           {"extents_read", f.extents_read},
-                           {"bytes_read", f.bytes_read},
-                           {"csum_searches", f.csum_searches},
-                           {"read_errors", f.read_errors},
-                           {"errors", strings(f.errors)}};
-  j["duplicates"] = Json{{"whole_file_groups", r.whole_file_groups},
-                         {"partial_groups", r.partial_groups},
-                         {"planned_bytes", r.planned_bytes},
-                         {"planned_rounds", r.planned_rounds},
-                         {"readonly_ranges_left", r.readonly_ranges_left}};
-  j["groups_listed"] = groups_listed;
+  return Json{{"subvolumes", r.subvolumes},
+              {"files", r.files},
+              {"extents", r.extents},
+              {"tree_items", r.tree_items},
+              {"tree_searches", r.tree_searches},
+              {"windows", r.windows},
+              {"excluded", r.excluded},
+              {"passed_over", Json{{"inline_extents", p.inline_extents},
+                                   {"inline_bytes", p.inline_bytes},
+                                   {"hole_extents", p.hole_extents},
+                                   {"hole_bytes", p.hole_bytes},
+                                   {"prealloc_extents", p.prealloc_extents},
+                                   {"prealloc_bytes", p.prealloc_bytes},
+                                   {"small_files", p.excluded_files},
+                                   {"readonly_aliases", p.readonly_aliases}}}};
+}
+
+Json json_space_figures(const FilesystemReport& r) {
+  return Json{{"allocated_before", r.before.allocated_bytes},
+              {"allocated_after", r.after.allocated_bytes},
+              {"freed_bytes", r.freed.bytes},
+              {"freed_extents", r.freed.extents},
+              {"would_free_bytes", r.would_free.bytes},
+              {"would_free_extents", r.would_free.extents},
+              {"destination_extents_before", r.destination_extents_before},
+              {"destination_extents_after", r.destination_extents_after}};
+}
+
+Json json_fingerprint_figures(const FingerprintStats& f) {
+  return Json{{"extents_from_csums", f.extents_from_csums},
+              {"bytes_from_csums", f.bytes_from_csums},
+              {"extents_read", f.extents_read},
+              {"bytes_read", f.bytes_read},
+              {"csum_searches", f.csum_searches},
+              {"read_errors", f.read_errors},
+              {"errors", strings(f.errors)}};
+}
+
+Json json_duplicate_figures(const FilesystemReport& r) {
+  return Json{{"whole_file_groups", r.whole_file_groups},
+              {"partial_groups", r.partial_groups},
+              {"planned_bytes", r.planned_bytes},
+              {"planned_rounds", r.planned_rounds},
+              {"readonly_ranges_left", r.readonly_ranges_left}};
+}
+
+// The listed groups, and their read's error if the report has none yet.
+Json json_groups(const FilesystemReport& r, Json& error) {
   Json groups = Json::array();
   auto read = r.groups.for_each([&](const GroupListing& g) {
     Json members = Json::array();
@@ -145,53 +154,53 @@ Json filesystem(const FilesystemReport& r, bool groups_listed, bool time_boxed) 
     }
     groups.push_back(Json{{"length", g.length}, {"whole_file", g.whole_file}, {"members", members}});
   });
-  if (!read && j["error"].is_null()) j["error"] = read.error().message();
-  j["groups"] = groups;
-  if (r.deduped) {
-    const auto& d = r.dedupe;
-    j["dedupe"] = Json{{"calls", d.calls},
-                       {"bytes_deduped", d.bytes_deduped},
-                       {"ranges_same", d.ranges_same},
-                       {"ranges_differ", d.ranges_differ},
-                       {"ranges_changed", d.ranges_changed},
-                       {"ranges_failed", d.ranges_failed},
-                       {"bytes_prefetched", d.bytes_prefetched},
-                       {"errors_by_code", errno_table(d.errors_by_code)},
-                       {"messages", strings(d.messages)},
-                       {"stopped", d.stopped},
-                       {"ranges_unequal", d.ranges_unequal},
-                       {"bytes_narrowed", d.bytes_narrowed},
-                       {"rounds_not_started", d.rounds_not_started},
-                       {"bytes_not_started", d.bytes_not_started}};
-  } else {
-    j["dedupe"] = nullptr;
-  }
-  const auto& w = r.rewrite;
-  j["rewrite"] = Json{{"planned_extents", w.planned_extents},
-                      {"planned_bytes", w.planned_bytes},
-                      {"skipped_for_budget", w.skipped_for_budget},
-                      {"bytes_skipped_for_budget", w.bytes_skipped_for_budget},
-                      {"extents_rewritten", w.extents_rewritten},
-                      {"ranges_rewritten", w.ranges_rewritten},
-                      {"bytes_written", w.bytes_written},
-                      {"disk_bytes_allocated", w.disk_bytes_allocated},
-                      {"extents_still_referenced", w.extents_still_referenced},
-                      {"ranges_fell_back", w.ranges_fell_back},
-                      {"fallback_reason", w.fallback_reason.empty() ? Json(nullptr)
-                                                                    : Json(w.fallback_reason)}};
-  if (r.catalog.used) {
-    const auto& c = r.catalog;
-    j["catalog"] = Json{{"unchanged", c.unchanged},
-                        {"files_changed", c.files_changed},
-                        {"files_known", c.files_known},
-                        {"candidates", c.candidates},
-                        {"stale_rows", c.stale_rows},
-                        {"incremental", c.incremental},
-                        {"upgraded_from", c.upgraded_from ? Json(*c.upgraded_from) : Json(nullptr)}};
-  } else {
-    j["catalog"] = nullptr;
-  }
-  j["seconds"] = seconds(r.seconds);
+  if (!read && error.is_null()) error = read.error().message();
+  return groups;
+}
+
+Json json_dedupe_figures(const DedupeStats& d) {
+  return Json{{"calls", d.calls},
+              {"bytes_deduped", d.bytes_deduped},
+              {"ranges_same", d.ranges_same},
+              {"ranges_differ", d.ranges_differ},
+              {"ranges_changed", d.ranges_changed},
+              {"ranges_failed", d.ranges_failed},
+              {"bytes_prefetched", d.bytes_prefetched},
+              {"errors_by_code", errno_table(d.errors_by_code)},
+              {"messages", strings(d.messages)},
+              {"stopped", d.stopped},
+              {"ranges_unequal", d.ranges_unequal},
+              {"bytes_narrowed", d.bytes_narrowed},
+              {"rounds_not_started", d.rounds_not_started},
+              {"bytes_not_started", d.bytes_not_started}};
+}
+
+Json json_rewrite_figures(const RewriteStats& w) {
+  return Json{{"planned_extents", w.planned_extents},
+              {"planned_bytes", w.planned_bytes},
+              {"skipped_for_budget", w.skipped_for_budget},
+              {"bytes_skipped_for_budget", w.bytes_skipped_for_budget},
+              {"extents_rewritten", w.extents_rewritten},
+              {"ranges_rewritten", w.ranges_rewritten},
+              {"bytes_written", w.bytes_written},
+              {"disk_bytes_allocated", w.disk_bytes_allocated},
+              {"extents_still_referenced", w.extents_still_referenced},
+              {"ranges_fell_back", w.ranges_fell_back},
+              {"fallback_reason", w.fallback_reason.empty() ? Json(nullptr)
+                                                            : Json(w.fallback_reason)}};
+}
+
+Json json_catalog_figures(const CatalogStats& c) {
+  return Json{{"unchanged", c.unchanged},
+              {"files_changed", c.files_changed},
+              {"files_known", c.files_known},
+              {"candidates", c.candidates},
+              {"stale_rows", c.stale_rows},
+              {"incremental", c.incremental},
+              {"upgraded_from", c.upgraded_from ? Json(*c.upgraded_from) : Json(nullptr)}};
+}
+
+Json json_per_subvolume(const FilesystemReport& r) {
   Json subvolumes = Json::array();
   for (const auto& s : r.per_subvolume) {
     Json sj;
@@ -210,7 +219,28 @@ Json filesystem(const FilesystemReport& r, bool groups_listed, bool time_boxed) 
     sj["would_free_bytes"] = s.would_free_bytes;
     subvolumes.push_back(sj);
   }
-  j["per_subvolume"] = subvolumes;
+  return subvolumes;
+}
+
+Json filesystem(const FilesystemReport& r, bool groups_listed, bool time_boxed) {
+  Json j;
+  j["fsid"] = r.fsid;
+  j["roots"] = json_roots(r.roots);
+  j["error"] = r.error.empty() ? Json(nullptr) : Json(r.error);
+  j["scan"] = json_scan_figures(r);
+  j["before"] = sharing(r.before);
+  j["after"] = sharing(r.after);
+  j["space"] = json_space_figures(r);
+  j["fingerprints"] = json_fingerprint_figures(r.fingerprints);
+  j["duplicates"] = json_duplicate_figures(r);
+  j["groups_listed"] = groups_listed;
+  Json groups = json_groups(r, j["error"]);
+  j["groups"] = std::move(groups);
+  j["dedupe"] = r.deduped ? json_dedupe_figures(r.dedupe) : Json(nullptr);
+  j["rewrite"] = json_rewrite_figures(r.rewrite);
+  j["catalog"] = r.catalog.used ? json_catalog_figures(r.catalog) : Json(nullptr);
+  j["seconds"] = seconds(r.seconds);
+  j["per_subvolume"] = json_per_subvolume(r);
   j["work"] = r.work.empty() && !time_boxed ? Json(nullptr) : work(r.work);
   return j;
 }

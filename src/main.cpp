@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "src/catalog_commands.h"
 #include "src/cli_options.h"
@@ -73,17 +74,29 @@ class Progress {
   std::unique_ptr<btrdedupe::JsonProgress> json_;
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  using namespace btrdedupe;
-  limit_heap_arenas();
-  const auto parsed = parse_cli(argc, argv);
-  if (!parsed.error.empty()) {
-    std::fprintf(stderr, "btrdedupe: %s\n", parsed.error.c_str());
-    return kExitUsage;
+// --exclude patterns; an absolute pattern needs the root's absolute path (once per root).
+class UserExcludes {
+ public:
+  explicit UserExcludes(const std::vector<std::string>& patterns) : patterns_(patterns) {}
+  bool operator()(const std::string& root, const std::string& relative) {
+    if (patterns_.empty()) return false;
+    auto it = absolute_roots_.find(root);
+    if (it == absolute_roots_.end()) {
+      char* real = ::realpath(root.c_str(), nullptr);
+      it = absolute_roots_.emplace(root, real ? real : root).first;
+      std::free(real);
+    }
+    return btrdedupe::path_excluded(patterns_, it->second, relative);
   }
-  CliOptions o = parsed.options;
+
+ private:
+  const std::vector<std::string>& patterns_;
+  std::map<std::string, std::string> absolute_roots_;
+};
+
+// Help, version and the commands that are the whole run: their exit code, if one is given.
+std::optional<int> run_command(const btrdedupe::CliOptions& o) {
+  using namespace btrdedupe;
   if (o.show_help) {
     std::fputs(cli_help().c_str(), stdout);
     return kExitOk;
@@ -98,17 +111,11 @@ int main(int argc, char** argv) {
   if (o.remove_from_catalog) return remove_from_catalog(o.hashfile, o.paths, stdout, stderr);
   if (o.list_subvols)
     return list_subvolumes_command(o.paths.front(), {o.hashfile, o.human, o.json}, stdout, stderr);
-  if (!o.quiet)
-    for (const auto& note : o.no_effect) std::fprintf(stderr, "btrdedupe: note: %s\n", note.c_str());
-  if (!o.paths.empty()) {
-    auto roots = resolve_roots(o.paths);
-    if (!o.quiet)
-      for (const auto& note : roots.notes) std::fprintf(stderr, "btrdedupe: %s\n", note.c_str());
-    if (roots.paths.empty()) return kExitOk;  // as duperemove: nothing left to do is no error
-    o.paths = std::move(roots.paths);
-  }
+  return std::nullopt;
+}
 
-  JobOptions job;
+btrdedupe::JobOptions job_options(const btrdedupe::CliOptions& o) {
+  btrdedupe::JobOptions job;
   job.paths = o.paths;
   job.recursive = o.recursive;
   job.dedupe = o.dedupe && !o.dry_run;
@@ -124,35 +131,95 @@ int main(int argc, char** argv) {
   if (o.io_threads) job.io_threads = o.io_threads;
   job.list_groups = !job.dedupe || o.verbose > 0;
   job.most_valuable_first = o.max_runtime > 0;
+  return job;
+}
 
-  // --exclude patterns; an absolute pattern needs the root's absolute path (once per root).
-  std::map<std::string, std::string> absolute_roots;
-  auto user_excluded = [&](const std::string& root, const std::string& relative) {
-    if (o.exclude.empty()) return false;
-    auto it = absolute_roots.find(root);
-    if (it == absolute_roots.end()) {
-      char* real = ::realpath(root.c_str(), nullptr);
-      it = absolute_roots.emplace(root, real ? real : root).first;
-      std::free(real);
-    }
-    return path_excluded(o.exclude, it->second, relative);
-  };
+// --fdupes: the groups on stdin, deduped as whole files wherever they lie.
+btrdedupe::FdupesScan read_fdupes_input(const btrdedupe::CliOptions& o,
+                                        btrdedupe::JobOptions& job) {
+  using namespace btrdedupe;
+  FdupesScan fdupes = plan_fdupes_scan(read_fdupes_groups(std::cin));
+  for (const auto& e : fdupes.errors) std::fprintf(stderr, "btrdedupe: %s\n", e.c_str());
+  if (!o.quiet && !o.json)
+    std::fprintf(stdout, "fdupes input: %zu groups of 2 or more files, %zu files\n",
+                 fdupes.groups, fdupes.files);
+  job.paths = fdupes.roots;
+  job.recursive = true;
+  job.partial = false;  // whole files, as fdupes found them
+  job.min_file_size = 0;
+  return fdupes;
+}
+
+void print_json_report(const btrdedupe::CliOptions& o, const btrdedupe::JobReport& report,
+                       const btrdedupe::JobOptions& effective, int signal, int exit_code) {
+  using namespace btrdedupe;
+  JsonReportContext c;
+  c.dry_run = o.dry_run;
+  c.fdupes = o.fdupes;
+  c.exclude = o.exclude;
+  c.signal = signal;
+  c.exit_code = exit_code;
+  c.max_runtime = o.max_runtime;
+  TextReportOptions errors;
+  errors.errors_only = true;
+  print_text_report(report, effective, errors, stdout, stderr);
+  std::fputs(json_report(report, effective, c).c_str(), stdout);
+}
+
+void print_text(const btrdedupe::CliOptions& o, const btrdedupe::JobOptions& job,
+                const btrdedupe::JobReport& report, const btrdedupe::JobOptions& effective,
+                int signal, bool progress_shown) {
+  using namespace btrdedupe;
+  TextReportOptions text;
+  text.human = o.human;
+  text.quiet = o.quiet;
+  text.list_groups = job.list_groups;
+  text.debug = o.debug;
+  text.dry_run = o.dry_run;
+  text.signal = signal;
+  if (o.debug && !o.quiet)
+    std::fprintf(stdout, "debug: %zu paths, recursive %s, dedupe %s, min size %llu, "
+                 "%zu exclude patterns, progress sink %s\n",
+                 job.paths.size(), job.recursive ? "on" : "off", job.dedupe ? "on" : "off",
+                 static_cast<unsigned long long>(job.min_file_size), o.exclude.size(),
+                 progress_shown ? "on" : "off");
+  print_text_report(report, effective, text, stdout, stderr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace btrdedupe;
+  limit_heap_arenas();
+  const auto parsed = parse_cli(argc, argv);
+  if (!parsed.error.empty()) {
+    std::fprintf(stderr, "btrdedupe: %s\n", parsed.error.c_str());
+    return kExitUsage;
+  }
+  CliOptions o = parsed.options;
+  if (const auto code = run_command(o)) return *code;
+  if (!o.quiet)
+    for (const auto& note : o.no_effect) std::fprintf(stderr, "btrdedupe: note: %s\n", note.c_str());
+  if (!o.paths.empty()) {
+    auto roots = resolve_roots(o.paths);
+    if (!o.quiet)
+      for (const auto& note : roots.notes) std::fprintf(stderr, "btrdedupe: %s\n", note.c_str());
+    if (roots.paths.empty()) return kExitOk;  // as duperemove: nothing left to do is no error
+    o.paths = std::move(roots.paths);
+  }
+
+  JobOptions job = job_options(o);
+  UserExcludes user_excluded(o.exclude);
   FdupesScan fdupes;
   if (o.fdupes) {
-    fdupes = plan_fdupes_scan(read_fdupes_groups(std::cin));
-    for (const auto& e : fdupes.errors) std::fprintf(stderr, "btrdedupe: %s\n", e.c_str());
-    if (!o.quiet && !o.json)
-      std::fprintf(stdout, "fdupes input: %zu groups of 2 or more files, %zu files\n",
-                   fdupes.groups, fdupes.files);
-    job.paths = fdupes.roots;
-    job.recursive = true;
-    job.partial = false;  // whole files, as fdupes found them
-    job.min_file_size = 0;
+    fdupes = read_fdupes_input(o, job);
     job.exclude = [&](const std::string& root, const std::string& relative) {
       return fdupes.excluded(root, relative) || user_excluded(root, relative);
     };
   } else if (!o.exclude.empty()) {
-    job.exclude = user_excluded;
+    job.exclude = [&](const std::string& root, const std::string& relative) {
+      return user_excluded(root, relative);
+    };
   }
   job.exclude_patterns = o.exclude;
 
@@ -174,34 +241,10 @@ int main(int argc, char** argv) {
   if (o.fdupes && !fdupes.errors.empty() && exit_code == kExitOk) exit_code = kExitError;
   progress.finish(report, exit_code);
 
-  if (o.json) {
-    JsonReportContext c;
-    c.dry_run = o.dry_run;
-    c.fdupes = o.fdupes;
-    c.exclude = o.exclude;
-    c.signal = signal;
-    c.exit_code = exit_code;
-    c.max_runtime = o.max_runtime;
-    TextReportOptions errors;
-    errors.errors_only = true;
-    print_text_report(report, effective, errors, stdout, stderr);
-    std::fputs(json_report(report, effective, c).c_str(), stdout);
-  } else {
-    TextReportOptions text;
-    text.human = o.human;
-    text.quiet = o.quiet;
-    text.list_groups = job.list_groups;
-    text.debug = o.debug;
-    text.dry_run = o.dry_run;
-    text.signal = signal;
-    if (o.debug && !o.quiet)
-      std::fprintf(stdout, "debug: %zu paths, recursive %s, dedupe %s, min size %llu, "
-                   "%zu exclude patterns, progress sink %s\n",
-                   job.paths.size(), job.recursive ? "on" : "off", job.dedupe ? "on" : "off",
-                   static_cast<unsigned long long>(job.min_file_size), o.exclude.size(),
-                   progress.sink() ? "on" : "off");
-    print_text_report(report, effective, text, stdout, stderr);
-  }
+  if (o.json)
+    print_json_report(o, report, effective, signal, exit_code);
+  else
+    print_text(o, job, report, effective, signal, progress.sink() != nullptr);
   std::fflush(stdout);
   return exit_code;
 }

@@ -49,41 +49,60 @@ class Printer {
                      "nothing to do\n", printable_path(job.hashfile).c_str());
       return;
     }
-    if (!o_.quiet) {
-      std::string roots;
-      constexpr size_t kRootsShown = 4;  // --all-subvols: one root per subvolume
-      for (size_t i = 0; i < r.roots.size() && i < kRootsShown; ++i)
-        roots += (roots.empty() ? "" : ", ") + printable_path(r.roots[i]);
-      if (r.roots.size() > kRootsShown)
-        roots += " and " + std::to_string(r.roots.size() - kRootsShown) + " more";
-      std::fprintf(out_, "Scanned %s: %llu subvolume(s), %llu files, %llu extents "
-                   "(%llu tree items in %llu searches, %.2f s)\n",
-                   roots.c_str(), ull(r.subvolumes), ull(r.files), ull(r.extents),
-                   ull(r.tree_items), ull(r.tree_searches), r.seconds.scan);
-      if (r.windows)
-        std::fprintf(out_, "  read, matched and deduped in %llu windows of %llu files%s\n",
-                     ull(r.windows), ull(r.window_files),
-                     job.window_files ? " (-B)" : " (more files than a whole run holds)");
-      std::fprintf(out_, "  data in regular extents: %s logical, %s distinct, %s allocated on disk "
-                   "in %llu extents\n",
-                   size(r.before.logical_bytes).c_str(), size(r.before.unique_bytes).c_str(),
-                   size(r.before.allocated_bytes).c_str(), ull(r.before.physical_extents));
-      std::fprintf(out_, "  already shared (reflinks, snapshots; fingerprinted once): %s\n",
-                   size(r.before.shared_bytes).c_str());
-      const auto& p = r.passed_over;
-      std::fprintf(out_, "  passed over: %llu inline extents (%s), %llu holes (%s), "
-                   "%llu prealloc (%s), %llu small files, %llu read-only snapshot copies\n",
-                   ull(p.inline_extents), size(p.inline_bytes).c_str(), ull(p.hole_extents),
-                   size(p.hole_bytes).c_str(), ull(p.prealloc_extents),
-                   size(p.prealloc_bytes).c_str(), ull(p.excluded_files),
-                   ull(p.readonly_aliases));
-      if (r.excluded)
-        std::fprintf(out_, "  excluded by --exclude: %llu files and subvolumes\n", ull(r.excluded));
-    }
+    if (!o_.quiet) scan_figures(r, job);
     if (!r.error.empty() && r.fsid.empty()) {
       std::fprintf(err_, "btrdedupe: %s\n", r.error.c_str());
       return;
     }
+    fingerprint_figures(r);
+    if (!r.error.empty()) {
+      std::fprintf(err_, "btrdedupe: %s\n", r.error.c_str());
+      if (!r.deduped) return;
+    }
+    if (!o_.quiet) duplicate_figures(r, job);
+    if (!r.deduped) {
+      subvolumes(r, job);
+      return;
+    }
+    if (!o_.quiet) dedupe_figures(r);
+    for (const auto& m : r.dedupe.messages) std::fprintf(err_, "btrdedupe: %s\n", m.c_str());
+    subvolumes(r, job);
+  }
+
+  void scan_figures(const FilesystemReport& r, const JobOptions& job) const {
+    std::string roots;
+    constexpr size_t kRootsShown = 4;  // --all-subvols: one root per subvolume
+    for (size_t i = 0; i < r.roots.size() && i < kRootsShown; ++i)
+      roots += (roots.empty() ? "" : ", ") + printable_path(r.roots[i]);
+    if (r.roots.size() > kRootsShown)
+      roots += " and " + std::to_string(r.roots.size() - kRootsShown) + " more";
+    std::fprintf(out_, "Scanned %s: %llu subvolume(s), %llu files, %llu extents "
+                 "(%llu tree items in %llu searches, %.2f s)\n",
+                 roots.c_str(), ull(r.subvolumes), ull(r.files), ull(r.extents),
+                 ull(r.tree_items), ull(r.tree_searches), r.seconds.scan);
+    if (r.windows)
+      std::fprintf(out_, "  read, matched and deduped in %llu windows of %llu files%s\n",
+                   ull(r.windows), ull(r.window_files),
+                   job.window_files ? " (-B)" : " (more files than a whole run holds)");
+    std::fprintf(out_, "  data in regular extents: %s logical, %s distinct, %s allocated on disk "
+                 "in %llu extents\n",
+                 size(r.before.logical_bytes).c_str(), size(r.before.unique_bytes).c_str(),
+                 size(r.before.allocated_bytes).c_str(), ull(r.before.physical_extents));
+    std::fprintf(out_, "  already shared (reflinks, snapshots; fingerprinted once): %s\n",
+                 size(r.before.shared_bytes).c_str());
+    const auto& p = r.passed_over;
+    std::fprintf(out_, "  passed over: %llu inline extents (%s), %llu holes (%s), "
+                 "%llu prealloc (%s), %llu small files, %llu read-only snapshot copies\n",
+                 ull(p.inline_extents), size(p.inline_bytes).c_str(), ull(p.hole_extents),
+                 size(p.hole_bytes).c_str(), ull(p.prealloc_extents),
+                 size(p.prealloc_bytes).c_str(), ull(p.excluded_files),
+                 ull(p.readonly_aliases));
+    if (r.excluded)
+      std::fprintf(out_, "  excluded by --exclude: %llu files and subvolumes\n", ull(r.excluded));
+  }
+
+  // Fingerprints and what the hashfile saved; errors reading data go to err_ even with -q.
+  void fingerprint_figures(const FilesystemReport& r) const {
     const auto& f = r.fingerprints;
     if (!o_.quiet)
       std::fprintf(out_, "Fingerprinted %llu extents from the csum tree (%s, no data read) and "
@@ -110,69 +129,61 @@ class Printer {
                    "and their twins only\n",
                    ull(r.catalog.stale_rows));
     for (const auto& e : f.errors) std::fprintf(err_, "btrdedupe: %s\n", e.c_str());
-    if (!r.error.empty()) {
-      std::fprintf(err_, "btrdedupe: %s\n", r.error.c_str());
-      if (!r.deduped) return;
-    }
-    if (!o_.quiet) {
-      std::fprintf(out_, "Found %llu whole-file and %llu partial duplicate groups: %s to dedupe",
-                   ull(r.whole_file_groups), ull(r.partial_groups), size(r.planned_bytes).c_str());
-      if (r.readonly_ranges_left)
-        std::fprintf(out_, " (%llu ranges in read-only snapshots left as they are)",
-                     ull(r.readonly_ranges_left));
-      std::fprintf(out_, " (%.2f s)\n", r.seconds.match);
-      // Grepped for by scripts written for duperemove: its words, its count (groups).
-      std::fprintf(out_, "Simple read and compare of file data found %llu instances of extents "
-                   "that might benefit from deduplication.\n",
-                   ull(r.whole_file_groups + r.partial_groups));
-      std::fprintf(out_, "  %s free %s of disk space: %llu extents left with no reference in "
-                   "the scan (files outside it may still hold some)\n",
-                   r.deduped ? "planned to" : "-d would", size(r.would_free.bytes).c_str(),
-                   ull(r.would_free.extents));
-      planned_rewrites(r.rewrite);
-      if (o_.dry_run)
-        std::fprintf(out_, "Dry run: -d would dedupe %s in %llu rounds; nothing was changed\n",
-                     size(r.planned_bytes).c_str(), ull(r.planned_rounds));
-      if (o_.list_groups) groups(r);
-      if (o_.debug)
-        std::fprintf(out_, "  debug: fsid %s, %llu csum tree searches, %llu rounds planned, "
-                     "block size %llu, partial %s, %u io threads\n",
-                     r.fsid.c_str(), ull(f.csum_searches), ull(r.planned_rounds),
-                     ull(job.block_size), job.partial ? "on" : "off", job.io_threads);
-    }
-    if (!r.deduped) {
-      subvolumes(r, job);
-      return;
-    }
+  }
+
+  void duplicate_figures(const FilesystemReport& r, const JobOptions& job) const {
+    std::fprintf(out_, "Found %llu whole-file and %llu partial duplicate groups: %s to dedupe",
+                 ull(r.whole_file_groups), ull(r.partial_groups), size(r.planned_bytes).c_str());
+    if (r.readonly_ranges_left)
+      std::fprintf(out_, " (%llu ranges in read-only snapshots left as they are)",
+                   ull(r.readonly_ranges_left));
+    std::fprintf(out_, " (%.2f s)\n", r.seconds.match);
+    // Grepped for by scripts written for duperemove: its words, its count (groups).
+    std::fprintf(out_, "Simple read and compare of file data found %llu instances of extents "
+                 "that might benefit from deduplication.\n",
+                 ull(r.whole_file_groups + r.partial_groups));
+    std::fprintf(out_, "  %s free %s of disk space: %llu extents left with no reference in "
+                 "the scan (files outside it may still hold some)\n",
+                 r.deduped ? "planned to" : "-d would", size(r.would_free.bytes).c_str(),
+                 ull(r.would_free.extents));
+    planned_rewrites(r.rewrite);
+    if (o_.dry_run)
+      std::fprintf(out_, "Dry run: -d would dedupe %s in %llu rounds; nothing was changed\n",
+                   size(r.planned_bytes).c_str(), ull(r.planned_rounds));
+    if (o_.list_groups) groups(r);
+    if (o_.debug)
+      std::fprintf(out_, "  debug: fsid %s, %llu csum tree searches, %llu rounds planned, "
+                   "block size %llu, partial %s, %u io threads\n",
+                   r.fsid.c_str(), ull(r.fingerprints.csum_searches), ull(r.planned_rounds),
+                   ull(job.block_size), job.partial ? "on" : "off", job.io_threads);
+  }
+
+  void dedupe_figures(const FilesystemReport& r) const {
     const auto& d = r.dedupe;
-    if (!o_.quiet) {
-      std::fprintf(out_, "Deduped %s in %llu calls (%.2f s, %u threads): %llu ranges shared, "
-                   "%llu differed, %llu changed since the scan, %llu refused%s\n",
-                   size(d.bytes_deduped).c_str(), ull(d.calls), r.seconds.dedupe, r.io_threads,
-                   ull(d.ranges_same), ull(d.ranges_differ), ull(d.ranges_changed),
-                   ull(d.ranges_failed), d.stopped ? " (stopped early)" : "");
-      if (d.ranges_unequal)
-        std::fprintf(out_, "  %llu ranges of unchanged files were not equal throughout (their sums "
-                     "agreed, their bytes did not): narrowed to their equal parts, %s shared\n",
-                     ull(d.ranges_unequal), size(d.bytes_narrowed).c_str());
-      rewrites(r.rewrite);
-      std::fprintf(out_, "Disk space of these files' extents: %s before, %s after: %s freed in "
-                   "%llu extents (whole extents, as btrfs filesystem df counts them; confirmed "
-                   "from the trees in %.2f s)\n",
-                   size(r.before.allocated_bytes).c_str(), size(r.after.allocated_bytes).c_str(),
-                   size(r.freed.bytes).c_str(), ull(r.freed.extents), r.seconds.confirm);
-      if (r.destination_extents_before)
-        std::fprintf(out_, "  the files deduped into had %llu extents before, %llu after\n",
-                     ull(r.destination_extents_before), ull(r.destination_extents_after));
-      if (o_.debug) {
-        std::fprintf(out_, "  debug: %s prefetched", size(d.bytes_prefetched).c_str());
-        for (const auto& [code, n] : d.errors_by_code)
-          std::fprintf(out_, ", errno %d (%s): %llu ranges", code, std::strerror(code), ull(n));
-        std::fprintf(out_, "\n");
-      }
+    std::fprintf(out_, "Deduped %s in %llu calls (%.2f s, %u threads): %llu ranges shared, "
+                 "%llu differed, %llu changed since the scan, %llu refused%s\n",
+                 size(d.bytes_deduped).c_str(), ull(d.calls), r.seconds.dedupe, r.io_threads,
+                 ull(d.ranges_same), ull(d.ranges_differ), ull(d.ranges_changed),
+                 ull(d.ranges_failed), d.stopped ? " (stopped early)" : "");
+    if (d.ranges_unequal)
+      std::fprintf(out_, "  %llu ranges of unchanged files were not equal throughout (their sums "
+                   "agreed, their bytes did not): narrowed to their equal parts, %s shared\n",
+                   ull(d.ranges_unequal), size(d.bytes_narrowed).c_str());
+    rewrites(r.rewrite);
+    std::fprintf(out_, "Disk space of these files' extents: %s before, %s after: %s freed in "
+                 "%llu extents (whole extents, as btrfs filesystem df counts them; confirmed "
+                 "from the trees in %.2f s)\n",
+                 size(r.before.allocated_bytes).c_str(), size(r.after.allocated_bytes).c_str(),
+                 size(r.freed.bytes).c_str(), ull(r.freed.extents), r.seconds.confirm);
+    if (r.destination_extents_before)
+      std::fprintf(out_, "  the files deduped into had %llu extents before, %llu after\n",
+                   ull(r.destination_extents_before), ull(r.destination_extents_after));
+    if (o_.debug) {
+      std::fprintf(out_, "  debug: %s prefetched", size(d.bytes_prefetched).c_str());
+      for (const auto& [code, n] : d.errors_by_code)
+        std::fprintf(out_, ", errno %d (%s): %llu ranges", code, std::strerror(code), ull(n));
+      std::fprintf(out_, "\n");
     }
-    for (const auto& m : d.messages) std::fprintf(err_, "btrdedupe: %s\n", m.c_str());
-    subvolumes(r, job);
   }
 
   void planned_rewrites(const RewriteStats& w) const {

@@ -133,6 +133,125 @@ uint32_t add_name(std::string& arena, std::string_view name) {
   return static_cast<uint32_t>(arena.size());
 }
 
+// One subvolume tree's items in key order (read_subvolume_tree), into a SubvolumeTree and
+// `out`: the inode the last items belong to, and what of it is kept so far.
+class SubvolumeTreeReader {
+ public:
+  SubvolumeTreeReader(uint64_t subvol, ScanResult& out, bool names, uint64_t max_files,
+                      const DropFile& drop)
+      : out_(out), names_(names), max_files_(max_files), drop_(drop),
+        where_("subvolume " + std::to_string(subvol)), open_extents_(out.extents.size()) {}
+
+  const std::string& where() const { return where_; }
+  SubvolumeTree take() { return std::move(tree_); }
+
+  // An error ends the read.
+  std::optional<btrfs::Error> add(const btrfs::TreeItem& it) {
+    if (it.type != BTRFS_INODE_ITEM_KEY && it.type != BTRFS_INODE_REF_KEY &&
+        it.type != BTRFS_INODE_EXTREF_KEY && it.type != BTRFS_EXTENT_DATA_KEY)
+      return std::nullopt;  // dir items, xattrs: inside the key box but not needed
+    if (it.objectid < current_) return std::nullopt;  // out of order: tree search never returns it
+    if (it.objectid > current_) {
+      finish_file();
+      current_ = it.objectid;
+      kind_ = Kind::kOther;
+      named_ = false;
+    }
+    switch (it.type) {
+      case BTRFS_INODE_ITEM_KEY:
+        return add_inode(it);
+      case BTRFS_INODE_REF_KEY:  // the first name is enough for reports
+        if (kind_ != Kind::kOther) first_name(btrfs::decode_inode_refs(it.offset, it.data));
+        return std::nullopt;
+      case BTRFS_INODE_EXTREF_KEY:
+        if (kind_ != Kind::kOther) first_name(btrfs::decode_inode_extrefs(it.data));
+        return std::nullopt;
+      default:  // BTRFS_EXTENT_DATA_KEY, after its INODE_ITEM in key order
+        return add_extent(it);
+    }
+  }
+
+  // The last file is complete once another inode's items begin (or the tree ends), and
+  // only then can `drop` judge it.
+  void finish_file() {
+    if (!drop_ || kind_ != Kind::kFile) return;
+    if (!drop_(tree_.files.back(), out_.extents.data() + open_extents_,
+               out_.extents.data() + out_.extents.size()))
+      return;
+    const auto file = static_cast<uint32_t>(tree_.files.size() - 1);
+    out_.extents.resize(open_extents_);
+    while (!tree_.passed.empty() && tree_.passed.back().file == file) {
+      count_passed_over(tree_.passed.back(), out_.passed_over);  // as for a kept file
+      tree_.passed.pop_back();
+    }
+    if (names_) {
+      tree_.file_name_ends.pop_back();
+      tree_.file_names.resize(tree_.file_name_ends.empty() ? 0 : tree_.file_name_ends.back());
+    }
+    tree_.files.pop_back();
+  }
+
+ private:
+  // What the current inode is, as its INODE_ITEM (first in key order) says.
+  enum class Kind { kOther, kDir, kFile };
+
+  std::optional<btrfs::Error> add_inode(const btrfs::TreeItem& it) {
+    auto inode = btrfs::decode_inode_item(it.data);
+    if (!inode) return btrfs::Error{inode.error().code, where_ + ": " + inode.error().context};
+    if ((inode->mode & 0170000) == 0040000) {
+      kind_ = Kind::kDir;
+      tree_.dirs.push_back({it.objectid, 0, static_cast<uint32_t>(tree_.dir_names.size())});
+    } else if ((inode->mode & 0170000) == 0100000) {
+      kind_ = Kind::kFile;
+      if (max_files_ && out_.files.size() + tree_.files.size() >= max_files_)
+        return btrfs::Error{EFBIG, where_ + ": more than " + std::to_string(max_files_) +
+                                       " files to hold at once"};
+      open_extents_ = out_.extents.size();
+      tree_.files.push_back({it.objectid, 0, inode->size, inode->flags, inode->mtime.sec,
+                             inode->mtime.nsec});
+      if (names_) tree_.file_name_ends.push_back(static_cast<uint32_t>(tree_.file_names.size()));
+    }  // symlinks, fifos, devices: nothing kept
+    return std::nullopt;
+  }
+
+  void first_name(const btrfs::Result<std::vector<btrfs::InodeName>>& refs) {
+    if (named_ || !refs || refs->empty()) return;
+    named_ = true;
+    const btrfs::InodeName& ref = (*refs)[0];
+    if (kind_ == Kind::kDir) {
+      tree_.dirs.back().parent = ref.parent;
+      if (names_) tree_.dirs.back().name_end = add_name(tree_.dir_names, ref.name);
+    } else {
+      tree_.files.back().parent = ref.parent;
+      if (names_) tree_.file_name_ends.back() = add_name(tree_.file_names, ref.name);
+    }
+  }
+
+  std::optional<btrfs::Error> add_extent(const btrfs::TreeItem& it) {
+    if (kind_ != Kind::kFile) return std::nullopt;
+    auto fe = btrfs::decode_file_extent_item(it.data);
+    if (!fe) return btrfs::Error{fe.error().code, where_ + ": " + fe.error().context};
+    const auto file = static_cast<uint32_t>(tree_.files.size() - 1);
+    if (fe->type == btrfs::FileExtentType::Regular && fe->disk_bytenr != 0)
+      out_.extents.push_back({file, fe->compression, it.offset, fe->length(),
+                              fe->disk_bytenr, fe->disk_num_bytes, fe->offset});
+    else
+      tree_.passed.push_back({file, fe->type, fe->length()});
+    return std::nullopt;
+  }
+
+  ScanResult& out_;
+  const bool names_;
+  const uint64_t max_files_;
+  const DropFile& drop_;
+  const std::string where_;
+  SubvolumeTree tree_;
+  Kind kind_ = Kind::kOther;
+  uint64_t current_ = 0;
+  bool named_ = false;  // the current inode's first name is taken
+  size_t open_extents_;  // where the last file's extents start in out_.extents
+};
+
 // names: keep each inode's name (for paths); without, only the parent links membership needs.
 // warmup_threads: threads reading the tree ahead of this walk (src/tree_warmup.h).
 // max_files: with the files already in `out`, more than this many is EFBIG (0: no limit).
@@ -154,104 +273,19 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
   // Stopped and joined on every return below, before `fd` can go.
   TreeWarmup warmup(fd, ahead, warmup_threads, /*with_leader=*/true);
   uint64_t leader_at = 0;
-  SubvolumeTree tree;
-  const std::string where = "subvolume " + std::to_string(subvol);
-  // The inode the last items belong to; its INODE_ITEM (first in key order) says what it is.
-  enum class Kind { kOther, kDir, kFile };
-  Kind kind = Kind::kOther;
-  uint64_t current = 0;
-  bool named = false;  // the current inode's first name is taken
-  auto first_name = [&](const btrfs::Result<std::vector<btrfs::InodeName>>& refs) {
-    if (named || !refs || refs->empty()) return;
-    named = true;
-    const btrfs::InodeName& ref = (*refs)[0];
-    if (kind == Kind::kDir) {
-      tree.dirs.back().parent = ref.parent;
-      if (names) tree.dirs.back().name_end = add_name(tree.dir_names, ref.name);
-    } else {
-      tree.files.back().parent = ref.parent;
-      if (names) tree.file_name_ends.back() = add_name(tree.file_names, ref.name);
-    }
-  };
-  // Where the last file's extents start: it is complete once another inode's items begin,
-  // and only then can `drop` judge it.
-  size_t open_extents = out.extents.size();
-  auto finish_file = [&] {
-    if (!drop || kind != Kind::kFile) return;
-    if (!drop(tree.files.back(), out.extents.data() + open_extents,
-              out.extents.data() + out.extents.size()))
-      return;
-    const auto file = static_cast<uint32_t>(tree.files.size() - 1);
-    out.extents.resize(open_extents);
-    while (!tree.passed.empty() && tree.passed.back().file == file) {
-      count_passed_over(tree.passed.back(), out.passed_over);  // as for a kept file
-      tree.passed.pop_back();
-    }
-    if (names) {
-      tree.file_name_ends.pop_back();
-      tree.file_names.resize(tree.file_name_ends.empty() ? 0 : tree.file_name_ends.back());
-    }
-    tree.files.pop_back();
-  };
+  SubvolumeTreeReader reader(subvol, out, names, max_files, drop);
   for (;;) {
     auto next = search.next();
-    if (!next) return btrfs::Error{next.error().code, where + ": " + next.error().context};
+    if (!next) return btrfs::Error{next.error().code, reader.where() + ": " + next.error().context};
     if (!*next) break;
     const btrfs::TreeItem& it = **next;
     if (it.objectid != leader_at) warmup.leader_at(leader_at = it.objectid);
     ++out.tree_items;
-    if (it.type != BTRFS_INODE_ITEM_KEY && it.type != BTRFS_INODE_REF_KEY &&
-        it.type != BTRFS_INODE_EXTREF_KEY && it.type != BTRFS_EXTENT_DATA_KEY)
-      continue;  // dir items, xattrs: inside the key box but not needed
-    if (it.objectid < current) continue;  // out of order: tree search never returns it
-    if (it.objectid > current) {
-      finish_file();
-      current = it.objectid;
-      kind = Kind::kOther;
-      named = false;
-    }
-    switch (it.type) {
-      case BTRFS_INODE_ITEM_KEY: {
-        auto inode = btrfs::decode_inode_item(it.data);
-        if (!inode) return btrfs::Error{inode.error().code, where + ": " + inode.error().context};
-        if ((inode->mode & 0170000) == 0040000) {
-          kind = Kind::kDir;
-          tree.dirs.push_back({it.objectid, 0, static_cast<uint32_t>(tree.dir_names.size())});
-        } else if ((inode->mode & 0170000) == 0100000) {
-          kind = Kind::kFile;
-          if (max_files && out.files.size() + tree.files.size() >= max_files)
-            return btrfs::Error{EFBIG, where + ": more than " + std::to_string(max_files) +
-                                           " files to hold at once"};
-          open_extents = out.extents.size();
-          tree.files.push_back({it.objectid, 0, inode->size, inode->flags, inode->mtime.sec,
-                                inode->mtime.nsec});
-          if (names) tree.file_name_ends.push_back(static_cast<uint32_t>(tree.file_names.size()));
-        }  // symlinks, fifos, devices: nothing kept
-        break;
-      }
-      case BTRFS_INODE_REF_KEY:  // the first name is enough for reports
-        if (kind != Kind::kOther) first_name(btrfs::decode_inode_refs(it.offset, it.data));
-        break;
-      case BTRFS_INODE_EXTREF_KEY:
-        if (kind != Kind::kOther) first_name(btrfs::decode_inode_extrefs(it.data));
-        break;
-      default: {  // BTRFS_EXTENT_DATA_KEY, after its INODE_ITEM in key order
-        if (kind != Kind::kFile) break;
-        auto fe = btrfs::decode_file_extent_item(it.data);
-        if (!fe) return btrfs::Error{fe.error().code, where + ": " + fe.error().context};
-        const auto file = static_cast<uint32_t>(tree.files.size() - 1);
-        if (fe->type == btrfs::FileExtentType::Regular && fe->disk_bytenr != 0)
-          out.extents.push_back({file, fe->compression, it.offset, fe->length(),
-                                 fe->disk_bytenr, fe->disk_num_bytes, fe->offset});
-        else
-          tree.passed.push_back({file, fe->type, fe->length()});
-        break;
-      }
-    }
+    if (auto failed = reader.add(it)) return std::move(*failed);
   }
-  finish_file();
+  reader.finish_file();
   out.search_calls += search.ioctl_calls();
-  return tree;
+  return reader.take();
 }
 
 // Path of directory `ino` relative to `top` (a directory inode), or false when not below it.
@@ -537,97 +571,163 @@ bool may_read_readonly(const std::deque<Work>& queue, const std::vector<btrfs::S
   return false;
 }
 
-btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
-                               const std::vector<btrfs::Subvolume>& all, uint64_t file_inode,
-                               const ScanOptions& options, ScanResult& out) {
-  // The layout index costs a hash entry per file (5 MB for 100k files): only worth it when
-  // the scan may reach a read-only subvolume to fold, not for any on the filesystem.
-  const bool may_fold = options.fold_readonly_aliases &&
-                        may_read_readonly(queue, all, options.recursive);
-  LayoutIndex layouts;
-  // Without keep_paths only nested subvolumes' nodes go here (files get none), then dropped.
-  PathTable scratch;
-  PathTable& table = options.keep_paths ? out.paths : scratch;
-  while (!queue.empty()) {
-    const Work work = queue.front();
-    queue.pop_front();
-    const std::string& root = out.roots[work.root].path;
-    const bool root_is_file = out.roots[work.root].is_file;
-    const size_t first_file = out.files.size(), first_extent = out.extents.size();
-    const bool readonly = std::any_of(all.begin(), all.end(), [&](const btrfs::Subvolume& s) {
+// scan_queue's walk: what lasts from one queued subvolume to the next.
+class QueueScan {
+ public:
+  QueueScan(int fd, std::deque<Work> queue, const std::vector<btrfs::Subvolume>& all,
+            uint64_t file_inode, const ScanOptions& options, ScanResult& out)
+      : fd_(fd), queue_(std::move(queue)), all_(all), file_inode_(file_inode),
+        options_(options), out_(out),
+        // The layout index costs a hash entry per file (5 MB for 100k files): only worth it
+        // when the scan may reach a read-only subvolume to fold, not for any on the
+        // filesystem.
+        may_fold_(options.fold_readonly_aliases &&
+                  may_read_readonly(queue_, all, options.recursive)),
+        table_(options.keep_paths ? out.paths : scratch_) {}
+
+  btrfs::Result<void> run() {
+    while (!queue_.empty()) {
+      const Work work = queue_.front();
+      queue_.pop_front();
+      if (auto ok = read_subvolume(work); !ok) return ok;
+    }
+    sort_by_physical_identity(out_.extents);
+    out_.files.shrink_to_fit();  // vectors grew by doubling: give the slack back
+    out_.extents.shrink_to_fit();
+    out_.paths.shrink_to_fit();
+    return {};
+  }
+
+ private:
+  static constexpr uint32_t kDropped = UINT32_MAX;
+
+  btrfs::Result<void> read_subvolume(const Work& work) {
+    const bool root_is_file = out_.roots[work.root].is_file;
+    const size_t first_file = out_.files.size(), first_extent = out_.extents.size();
+    const bool readonly = std::any_of(all_.begin(), all_.end(), [&](const btrfs::Subvolume& s) {
       return s.id == work.subvol && s.readonly;
     });
     // A read-only subvolume read whole drops its copies of files already scanned as they
     // are read: k snapshots then cost no more memory than one. (Excludes and a root inside
     // the subvolume need every file's path first: those fold after the read, below.)
     DropFile drop;
-    if (may_fold && readonly && !root_is_file && !options.exclude &&
+    if (may_fold_ && readonly && !root_is_file && !options_.exclude &&
         work.top_inode == BTRFS_FIRST_FREE_OBJECTID)
-      drop = [&](const PendingFile& e, const FileExtent* first, const FileExtent* end) {
-        // Unnamed (an orphan) is not below the root; too small is counted as such below.
-        if (e.parent == 0 || e.size < options.min_file_size) return false;
-        std::optional<uint32_t> twin;
-        if (first != end) {
-          twin = layouts.find(e.size, e.flags, first, end);
-          if (!twin) return false;
-          out.files[*twin].readonly_alias = true;
-          out.readonly_alias_subvolumes.add(*twin, work.subvol);
-        }
-        ++out.passed_over.readonly_aliases;  // a file with no extent: nothing to keep
-        return true;
-      };
-    auto tree = read_subvolume_tree(fd, work.subvol, out, options.keep_paths || options.exclude,
-                                    options.warmup_threads, options.max_files, drop);
+      drop = drop_known_layouts(work.subvol);
+    auto tree = read_subvolume_tree(fd_, work.subvol, out_,
+                                    options_.keep_paths || options_.exclude,
+                                    options_.warmup_threads, options_.max_files, drop);
     if (!tree) return tree.error();
-    for (const auto& sv : all) {
-      if (sv.id == work.subvol) out.subvolumes.push_back(sv);
-      if (!options.recursive || sv.parent_id != work.subvol || root_is_file) continue;
+    queue_nested(work, *tree);
+    keep_files(work, *tree, first_extent);
+    if (may_fold_) layouts_.add(out_, first_file, first_extent, readonly);
+    name_files(work, *tree, first_file);
+    return {};
+  }
+
+  // For a read-only subvolume's file with the layout of a file already scanned.
+  DropFile drop_known_layouts(uint64_t subvol) {
+    return [this, subvol](const PendingFile& e, const FileExtent* first, const FileExtent* end) {
+      // Unnamed (an orphan) is not below the root; too small is counted as such below.
+      if (e.parent == 0 || e.size < options_.min_file_size) return false;
+      std::optional<uint32_t> twin;
+      if (first != end) {
+        twin = layouts_.find(e.size, e.flags, first, end);
+        if (!twin) return false;
+        out_.files[*twin].readonly_alias = true;
+        out_.readonly_alias_subvolumes.add(*twin, subvol);
+      }
+      ++out_.passed_over.readonly_aliases;  // a file with no extent: nothing to keep
+      return true;
+    };
+  }
+
+  // Records the subvolume and, with options.recursive, queues those nested below the root.
+  void queue_nested(const Work& work, const SubvolumeTree& tree) {
+    const std::string& root = out_.roots[work.root].path;
+    const bool root_is_file = out_.roots[work.root].is_file;
+    for (const auto& sv : all_) {
+      if (sv.id == work.subvol) out_.subvolumes.push_back(sv);
+      if (!options_.recursive || sv.parent_id != work.subvol || root_is_file) continue;
       std::string dir;
-      if (!path_below(*tree, sv.dir_id, work.top_inode, &dir)) continue;
+      if (!path_below(tree, sv.dir_id, work.top_inode, &dir)) continue;
       const std::string below = join_relative(dir, basename_of(sv.path));
       std::string rel = join_relative(work.prefix, below);
-      if (options.excluded_subvolumes.count(sv.id) || (options.exclude && options.exclude(root, rel))) {
-        ++out.excluded;
+      if (options_.excluded_subvolumes.count(sv.id) ||
+          (options_.exclude && options_.exclude(root, rel))) {
+        ++out_.excluded;
         continue;
       }
-      const uint32_t node = table.add(work.prefix_node, below);
-      queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, std::move(rel), node, work.root});
+      const uint32_t node = table_.add(work.prefix_node, below);
+      queue_.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, std::move(rel), node, work.root});
     }
+  }
 
-    // The kept files, in inode order; FileExtent::file maps tree files to them below.
-    constexpr uint32_t kDropped = UINT32_MAX;
-    std::vector<uint32_t> file_of(tree->files.size(), kDropped);
-    Membership membership(*tree, work.top_inode);
+  // Moves the kept files of `tree`, in inode order, and their extents into out_.
+  void keep_files(const Work& work, SubvolumeTree& tree, size_t first_extent) {
+    // FileExtent::file maps tree files to the kept ones below.
+    std::vector<uint32_t> file_of(tree.files.size(), kDropped);
+    const size_t kept = select_files(work, tree, file_of);
+    move_files(work, tree, file_of, kept);
+    size_t w = first_extent;
+    for (size_t e = first_extent; e < out_.extents.size(); ++e) {
+      const uint32_t file = file_of[out_.extents[e].file];
+      if (file == kDropped) continue;
+      out_.extents[w] = out_.extents[e];
+      out_.extents[w++].file = file;
+    }
+    out_.extents.resize(w);
+    for (const auto& piece : tree.passed) {
+      if (file_of[piece.file] == kDropped) continue;
+      count_passed_over(piece, out_.passed_over);
+      if (piece.type == btrfs::FileExtentType::Inline)
+        out_.files[file_of[piece.file]].inline_data = true;
+    }
+    free_storage(file_of);
+  }
+
+  // Marks the files that stay (0 in `file_of`) and returns how many.
+  size_t select_files(const Work& work, const SubvolumeTree& tree,
+                      std::vector<uint32_t>& file_of) {
+    const std::string& root = out_.roots[work.root].path;
+    const bool root_is_file = out_.roots[work.root].is_file;
+    Membership membership(tree, work.top_inode);
     std::string rel;
     size_t kept = 0;
-    for (size_t i = 0; i < tree->files.size(); ++i) {
-      const PendingFile& file = tree->files[i];
+    for (size_t i = 0; i < tree.files.size(); ++i) {
+      const PendingFile& file = tree.files[i];
       if (root_is_file) {
-        if (file.ino != file_inode) continue;
+        if (file.ino != file_inode_) continue;
       } else if (file.parent == 0 || !membership.below(file.parent)) {
         continue;
       }
-      if (options.exclude && !root_is_file &&
-          (!file_path_below(*tree, i, work.top_inode, &rel) ||
-           options.exclude(root, join_relative(work.prefix, rel)))) {
-        ++out.excluded;
+      if (options_.exclude && !root_is_file &&
+          (!file_path_below(tree, i, work.top_inode, &rel) ||
+           options_.exclude(root, join_relative(work.prefix, rel)))) {
+        ++out_.excluded;
         continue;
       }
-      if (file.size < options.min_file_size) {
-        ++out.passed_over.excluded_files;
+      if (file.size < options_.min_file_size) {
+        ++out_.passed_over.excluded_files;
         continue;
       }
       file_of[i] = 0;
       ++kept;
     }
+    return kept;
+  }
+
+  // The marked files become ScannedFiles; `file_of` then holds their index in out_.files.
+  void move_files(const Work& work, SubvolumeTree& tree, std::vector<uint32_t>& file_of,
+                  size_t kept) {
     // Exactly the room needed: files are the largest vector the scan result holds. Pending
     // files are freed as they move over, so their room is free again for the path table.
-    out.files.reserve(out.files.size() + kept);
-    for (size_t i = 0; !tree->files.empty(); ++i) {
-      const PendingFile pending = tree->files.front();
-      tree->files.pop_front();
+    out_.files.reserve(out_.files.size() + kept);
+    for (size_t i = 0; !tree.files.empty(); ++i) {
+      const PendingFile pending = tree.files.front();
+      tree.files.pop_front();
       if (file_of[i] == kDropped) continue;
-      file_of[i] = static_cast<uint32_t>(out.files.size());
+      file_of[i] = static_cast<uint32_t>(out_.files.size());
       // path_node holds the tree's file index until the names of the files that stay are added.
       ScannedFile f;
       f.subvolume = work.subvol;
@@ -638,44 +738,45 @@ btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
       f.set_mtime(pending.mtime());
       f.root = work.root;
       f.path_node = static_cast<uint32_t>(i);
-      out.files.push_back(f);
+      out_.files.push_back(f);
     }
-    free_storage(tree->files);
-    size_t w = first_extent;
-    for (size_t e = first_extent; e < out.extents.size(); ++e) {
-      const uint32_t file = file_of[out.extents[e].file];
-      if (file == kDropped) continue;
-      out.extents[w] = out.extents[e];
-      out.extents[w++].file = file;
+    free_storage(tree.files);
+  }
+
+  // Names only for the files that stayed: a folded snapshot's files leave none behind.
+  // Without keep_paths none at all: a table built to be dropped cost ~4 MB at the peak of
+  // a run that dedupes (its confirmation scan).
+  void name_files(const Work& work, const SubvolumeTree& tree, size_t first_file) {
+    if (!options_.keep_paths || out_.roots[work.root].is_file) {
+      for (size_t f = first_file; f < out_.files.size(); ++f)
+        out_.files[f].path_node = PathTable::kRoot;
+      return;
     }
-    out.extents.resize(w);
-    for (const auto& piece : tree->passed) {
-      if (file_of[piece.file] == kDropped) continue;
-      count_passed_over(piece, out.passed_over);
-      if (piece.type == btrfs::FileExtentType::Inline)
-        out.files[file_of[piece.file]].inline_data = true;
-    }
-    free_storage(file_of);
-    if (may_fold) layouts.add(out, first_file, first_extent, readonly);
-    // Names only for the files that stayed: a folded snapshot's files leave none behind.
-    // Without keep_paths none at all: a table built to be dropped cost ~4 MB at the peak of
-    // a run that dedupes (its confirmation scan).
-    if (!options.keep_paths || root_is_file) {
-      for (size_t f = first_file; f < out.files.size(); ++f)
-        out.files[f].path_node = PathTable::kRoot;
-      continue;
-    }
-    PathBuilder names(*tree, work.top_inode, work.prefix_node, table);
-    for (size_t f = first_file; f < out.files.size(); ++f) {
-      ScannedFile& file = out.files[f];
+    PathBuilder names(tree, work.top_inode, work.prefix_node, table_);
+    for (size_t f = first_file; f < out_.files.size(); ++f) {
+      ScannedFile& file = out_.files[f];
       file.path_node = names.file_node(file.path_node, file.parent);
     }
   }
-  sort_by_physical_identity(out.extents);
-  out.files.shrink_to_fit();  // vectors grew by doubling: give the slack back
-  out.extents.shrink_to_fit();
-  out.paths.shrink_to_fit();
-  return {};
+
+  const int fd_;
+  std::deque<Work> queue_;
+  const std::vector<btrfs::Subvolume>& all_;
+  const uint64_t file_inode_;
+  const ScanOptions& options_;
+  ScanResult& out_;
+  const bool may_fold_;
+  LayoutIndex layouts_;
+  // Without keep_paths only nested subvolumes' nodes go here (files get none), then dropped.
+  PathTable scratch_;
+  PathTable& table_;
+};
+
+btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
+                               const std::vector<btrfs::Subvolume>& all, uint64_t file_inode,
+                               const ScanOptions& options, ScanResult& out) {
+  QueueScan scan(fd, std::move(queue), all, file_inode, options, out);
+  return scan.run();
 }
 
 }  // namespace
