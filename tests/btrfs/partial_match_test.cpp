@@ -39,12 +39,14 @@ class PartialMatchTest : public CliTest {
   }
   // d/<name> holding `content`, written with O_DIRECT in 1 MiB pieces (an extent each, as
   // an application writing in 1 MiB would make them), from a file outside the image.
-  void write(const std::string& name, const std::string& content) {
+  // sparse: 1 MiB pieces of zeros are left as holes (dd conv=sparse).
+  void write(const std::string& name, const std::string& content, bool sparse = false) {
     sh("mkdir -p " + shell_quote(work_dir()) + " " + shell_quote(path("d")));
     const std::string staged = work_dir() + "/" + name;
     std::ofstream(staged, std::ios::binary) << content;
     sh("dd if=" + shell_quote(staged) + " of=" + shell_quote(path("d/" + name)) +
-       " bs=1M iflag=fullblock oflag=direct status=none && rm " + shell_quote(staged));
+       " bs=1M iflag=fullblock oflag=direct status=none" + (sparse ? " conv=sparse" : "") +
+       " && rm " + shell_quote(staged));
     contents_.push_back(content);
   }
   // What a perfect 4 KiB-block dedupe of every file written frees: data blocks minus
@@ -69,6 +71,7 @@ class PartialMatchTest : public CliTest {
     EXPECT_EQ(state("d"), before_state);  // contents and mtimes
     const auto j = nlohmann::json::parse(out, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << out;
+    if (!j.is_discarded()) report_freed_ = j["totals"]["freed_bytes"].get<int64_t>();
     if (!j.is_discarded())
       std::cout << "partial groups " << j["totals"]["partial_groups"] << ", deduped "
                 << j["totals"]["bytes_deduped"] << ", report freed " << j["totals"]["freed_bytes"]
@@ -77,6 +80,7 @@ class PartialMatchTest : public CliTest {
   }
 
   std::vector<std::string> contents_;
+  int64_t report_freed_ = -1;  // the last dedupe()'s totals.freed_bytes
 };
 
 TEST_F(PartialMatchTest, ACopyShiftedBy68KiBIsFreed) {
@@ -101,6 +105,31 @@ TEST_F(PartialMatchTest, PiecesInAnotherOrderAreFreed) {
   const uint64_t perfect = perfect_4k_figure();
   ASSERT_EQ(perfect, kPiece * kPieces);
   EXPECT_GE(dedupe("-b 64K"), static_cast<int64_t>(perfect * 9 / 10));
+}
+
+// Two files with distinct 64 KiB heads and the same 4 MiB tail: the tail is shared from
+// its first sector (extended backwards to 64 KiB, not only from the next -b multiple), and
+// b's first extent, alive then only for its head, is freed by rewriting that head.
+TEST_F(PartialMatchTest, AnEqualTailAfterDistinctHeadsFreesTheOldExtents) {
+  const std::string tail = random_bytes(4 << 20, 5);
+  write("a", random_bytes(64 << 10, 6) + tail);
+  write("b", random_bytes(64 << 10, 7) + tail);
+  ASSERT_EQ(perfect_4k_figure(), 4u << 20);
+  EXPECT_EQ(dedupe(""), 4 << 20);
+  EXPECT_EQ(report_freed_, 4 << 20);
+}
+
+// The same 12,345 bytes at the end of two files, after a hole and distinct data: a run of
+// three sectors and a partial one, shared to EOF with -b 4K, which frees b's tail extent.
+TEST_F(PartialMatchTest, AnEqualUnalignedTailAfterAHoleIsShared) {
+  const std::string hole(1 << 20, '\0'), tail = random_bytes(12345, 8);
+  write("a", random_bytes(1 << 20, 9) + hole + tail, /*sparse=*/true);
+  write("b", random_bytes(1 << 20, 10) + hole + tail, /*sparse=*/true);
+  EXPECT_EQ(dedupe("-b 4K"), 16384);
+  EXPECT_EQ(report_freed_, 16384);
+  EXPECT_EQ(sh("cmp " + shell_quote(path("d/a")) + " " + shell_quote(path("d/b")) +
+               " 2>&1 | grep -c differ || true"),
+            "1\n");  // the heads still differ: only the tail was shared
 }
 
 // Three files of one crc32c sector: a, its byte copy c, and b, whose bytes differ from a's
