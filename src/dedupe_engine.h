@@ -26,7 +26,9 @@ enum class Prefetch {
   Read,       // pread the ranges sequentially, copying them to a scratch buffer
   Readahead,  // readahead(2): asynchronous, may return before the pages are in
   Fadvise,    // posix_fadvise(POSIX_FADV_WILLNEED): large asynchronous reads, no copy;
-              // the default, fastest measured (docs/benchmarks-history.md)
+              // the default, fastest measured (docs/benchmarks-history.md) for rounds under
+              // 1 MiB; longer rounds are read by their worker, which was faster for them
+              // (docs/benchmarks.md, session 8)
 };
 
 struct DedupeOptions {
