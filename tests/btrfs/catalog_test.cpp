@@ -256,39 +256,42 @@ std::string downgrade_sql(int format) {
   return sql + "PRAGMA user_version=" + std::to_string(format) + ";";
 }
 
-TEST_F(CatalogTest, FormatTwoIsUpgradedAndItsNextRunReadsTheTreesWhole) {
-  run();
-  sh("sqlite3 " + shell_quote(hashfile_) + " '" + downgrade_sql(2) + "'");
-  sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/f2 tree/f2-late && sync");
-  auto r = run();
-  EXPECT_EQ(fs0(r).catalog.upgraded_from, std::optional<int>(2));
-  EXPECT_FALSE(fs0(r).catalog.incremental);
-  EXPECT_EQ(fs0(r).catalog.files_changed, 8u);  // every row written afresh
-  EXPECT_EQ(fs0(r).dedupe.bytes_deduped, 140000u);
+// A catalog of an older format, with a copy made since: the run upgrades it, writes every
+// row afresh from a whole read of the trees, and dedupes the copy.
+class CatalogUpgradeTest : public CatalogTest {
+ protected:
+  JobReport upgraded_run(int format) {
+    run();
+    sh("sqlite3 " + shell_quote(hashfile_) + " '" + downgrade_sql(format) + "'");
+    sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/f2 tree/f2-late && sync");
+    auto r = run();
+    EXPECT_EQ(fs0(r).catalog.upgraded_from, std::optional<int>(format));
+    EXPECT_FALSE(fs0(r).catalog.incremental);
+    EXPECT_EQ(fs0(r).catalog.files_changed, 8u);  // every row written afresh
+    EXPECT_EQ(fs0(r).dedupe.bytes_deduped, 140000u);
+    return r;
+  }
+};
+
+TEST_F(CatalogUpgradeTest, FormatTwoIsUpgradedAndItsNextRunReadsTheTreesWhole) {
+  upgraded_run(2);
   // f2 to f6, f3-copy and f2-late are 128 KiB or more: each has anchor rows.
   EXPECT_EQ(sh("sqlite3 " + shell_quote(hashfile_) + " 'PRAGMA user_version; "
                "SELECT count(*) FROM sqlite_master WHERE name LIKE \"blocks%\"; "
                "SELECT count(DISTINCT inode) FROM anchors;'"),
             "3\n0\n7\n");
-  r = run();
+  const auto r = run();
   EXPECT_FALSE(fs0(r).catalog.upgraded_from);
   EXPECT_TRUE(fs0(r).catalog.unchanged);
 }
 
-TEST_F(CatalogTest, FormatOneIsUpgradedAndItsNextRunReadsTheTreesWhole) {
-  run();
-  sh("sqlite3 " + shell_quote(hashfile_) + " '" + downgrade_sql(1) + "'");
-  sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/f2 tree/f2-late && sync");
-  auto r = run();
-  EXPECT_EQ(fs0(r).catalog.upgraded_from, std::optional<int>(1));
-  EXPECT_FALSE(fs0(r).catalog.incremental);
-  EXPECT_EQ(fs0(r).catalog.files_changed, 8u);  // every row written afresh
-  EXPECT_EQ(fs0(r).dedupe.bytes_deduped, 140000u);
+TEST_F(CatalogUpgradeTest, FormatOneIsUpgradedAndItsNextRunReadsTheTreesWhole) {
+  upgraded_run(1);
   EXPECT_EQ(sh("sqlite3 " + shell_quote(hashfile_) + " 'PRAGMA user_version; "
                "SELECT count(*) FROM files WHERE parent IS NULL;'"),
             "3\n0\n");
   sh("cd " + shell_quote(path("")) + " && rm tree/f1 && sync");
-  r = run();
+  const auto r = run();
   EXPECT_TRUE(fs0(r).catalog.incremental);
   EXPECT_EQ(fs0(r).catalog.stale_rows, 1u);
 }
