@@ -115,54 +115,66 @@ btrfs::Result<std::unique_ptr<Catalog>> Catalog::open(const std::string& path) {
   if (sqlite3_open_v2(path.c_str(), &c->db_, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK)
     return c->error("opening hashfile");
   sqlite3_busy_timeout(c->db_, 5000);
+  if (auto ok = c->initialize(); !ok) return ok.error();
+  return c;
+}
 
+btrfs::Result<std::unique_ptr<Catalog>> Catalog::open_in_memory() {
+  std::unique_ptr<Catalog> c(new Catalog());  // private constructor
+  c->path_ = ":memory:";
+  if (sqlite3_open_v2(":memory:", &c->db_, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK)
+    return c->error("opening an in-memory catalog");
+  if (auto ok = c->initialize(); !ok) return ok.error();
+  return c;
+}
+
+btrfs::Result<void> Catalog::initialize() {
   // Identify before writing anything: a foreign file must stay exactly as it is.
   int64_t app = 0, version = 0, tables = 0;
   {
-    Stmt s(c->prepare("PRAGMA application_id"));
-    if (!s || !s.row()) return c->error("reading hashfile (not an SQLite database?)");
+    Stmt s(prepare("PRAGMA application_id"));
+    if (!s || !s.row()) return error("reading hashfile (not an SQLite database?)");
     app = s.col(0);
   }
   {
-    Stmt s(c->prepare("PRAGMA user_version"));
-    if (!s || !s.row()) return c->error("reading hashfile");
+    Stmt s(prepare("PRAGMA user_version"));
+    if (!s || !s.row()) return error("reading hashfile");
     version = s.col(0);
   }
   {
-    Stmt s(c->prepare("SELECT count(*) FROM sqlite_master"));
-    if (!s || !s.row()) return c->error("reading hashfile");
+    Stmt s(prepare("SELECT count(*) FROM sqlite_master"));
+    if (!s || !s.row()) return error("reading hashfile");
     tables = s.col(0);
   }
   if (app == 0 && tables == 0) {
-    if (auto ok = c->exec("PRAGMA journal_mode=WAL"); !ok) return ok.error();
-    if (auto ok = c->exec("BEGIN"); !ok) return ok.error();
-    if (auto ok = c->exec(kSchema); !ok) return ok.error();
+    if (auto ok = exec("PRAGMA journal_mode=WAL"); !ok) return ok;
+    if (auto ok = exec("BEGIN"); !ok) return ok;
+    if (auto ok = exec(kSchema); !ok) return ok;
     const std::string ids = "PRAGMA application_id=" + std::to_string(kApplicationId) +
                             "; PRAGMA user_version=" + std::to_string(kCatalogFormat);
-    if (auto ok = c->exec(ids.c_str()); !ok) return ok.error();
-    if (auto ok = c->exec("COMMIT"); !ok) return ok.error();
-    return c;
+    if (auto ok = exec(ids.c_str()); !ok) return ok;
+    return exec("COMMIT");
   }
   if (app != kApplicationId)
-    return btrfs::Error{EINVAL, "hashfile " + path +
+    return btrfs::Error{EINVAL, "hashfile " + path_ +
                                     " is not a btrdedupe hashfile (another program's database?): "
                                     "left untouched"};
   if (version > kCatalogFormat)
-    return btrfs::Error{EINVAL, "hashfile " + path + " has format " + std::to_string(version) +
+    return btrfs::Error{EINVAL, "hashfile " + path_ + " has format " + std::to_string(version) +
                                     ", newer than this btrdedupe understands (" +
                                     std::to_string(kCatalogFormat) + "): left untouched"};
   if (version < 1)
-    return btrfs::Error{EINVAL, "hashfile " + path + " has the unknown format " +
+    return btrfs::Error{EINVAL, "hashfile " + path_ + " has the unknown format " +
                                     std::to_string(version) + ": remove it to rebuild it"};
-  if (auto ok = c->exec("PRAGMA journal_mode=WAL"); !ok) return ok.error();
+  if (auto ok = exec("PRAGMA journal_mode=WAL"); !ok) return ok;
   if (version < kCatalogFormat) {
-    if (auto ok = c->upgrade(version); !ok) {
-      (void)c->exec("ROLLBACK");
-      return ok.error();
+    if (auto ok = upgrade(version); !ok) {
+      (void)exec("ROLLBACK");
+      return ok;
     }
-    c->upgraded_from_ = static_cast<int>(version);
+    upgraded_from_ = static_cast<int>(version);
   }
-  return c;
+  return {};
 }
 
 btrfs::Result<void> Catalog::upgrade(int64_t from) {

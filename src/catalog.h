@@ -88,6 +88,9 @@ class Catalog {
   // Opens or creates `path`. Errors: locked by another run, not a btrdedupe catalog, newer
   // format, unreadable.
   static btrfs::Result<std::unique_ptr<Catalog>> open(const std::string& path);
+  // A new, empty catalog in memory (SQLite's ":memory:"): the same schema and SQL, no file
+  // and no lock, gone when closed. For unit tests of what runs on the catalog.
+  static btrfs::Result<std::unique_ptr<Catalog>> open_in_memory();
   ~Catalog();
   Catalog(const Catalog&) = delete;
   Catalog& operator=(const Catalog&) = delete;
@@ -162,6 +165,9 @@ class Catalog {
  private:
   Catalog() = default;
   btrfs::Result<void> exec(const char* sql);
+  // Checks what open() found (a btrdedupe catalog of a known format, or an empty file),
+  // creates the schema or upgrades it.
+  btrfs::Result<void> initialize();
   btrfs::Result<void> upgrade(int64_t from);  // to kCatalogFormat, in one transaction
   btrfs::Error error(const std::string& what) const;
   sqlite3_stmt* prepare(const char* sql) const;
