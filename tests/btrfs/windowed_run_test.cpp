@@ -79,45 +79,61 @@ class WindowedRunTest : public BtrfsTest {
        " && find . -type f -exec stat -c '%n %Y' {} + | sort | cmp - ../mtimes.before");
   }
 
+  // A whole report-only run, the tree deduped in windows of 5 files, and a whole run
+  // after it; checks what any windowed run must match of the whole runs.
+  struct Runs {
+    JobReport whole, windowed, after;
+  };
+  Runs compare_with_whole_runs() {
+    Runs runs{run(options(false)), {}, {}};
+    auto o = options(true);
+    o.window_files = 5;
+    runs.windowed = run(o);
+    expect_content_and_mtimes_unchanged();
+    runs.after = run(options(false));
+    [&] {
+      ASSERT_FALSE(runs.whole.filesystems.empty());
+      ASSERT_FALSE(runs.windowed.filesystems.empty());
+      ASSERT_FALSE(runs.after.filesystems.empty());
+    }();
+    if (HasFatalFailure()) return runs;
+    const auto& w = runs.whole.filesystems[0];
+    const auto& r = runs.windowed.filesystems[0];
+    const auto& a = runs.after.filesystems[0];
+    EXPECT_GT(w.planned_bytes, 0u);
+    EXPECT_EQ(r.before.logical_bytes, w.before.logical_bytes);
+    EXPECT_EQ(runs.windowed.exit_code(), 0);
+    // Nothing is left for a whole run, which sees what the windowed run reported.
+    EXPECT_EQ(a.planned_bytes, 0u);
+    EXPECT_EQ(a.before.unique_bytes, r.after.unique_bytes);
+    // duperemove's figure too: summed over windows, what the whole tree shows now.
+    EXPECT_EQ(runs.windowed.duperemove_net_change(),
+              static_cast<int64_t>(a.before.in_shared_extents - w.before.in_shared_extents));
+    return runs;
+  }
+
   uint64_t files_ = 0;
   std::string hashfile_;
 };
 
 TEST_F(WindowedRunTest, DedupesAcrossWindowsWhatAWholeRunWould) {
-  const auto whole = run(options(false));
-  ASSERT_FALSE(whole.filesystems.empty());
-  const auto& w = whole.filesystems[0];
+  const auto runs = compare_with_whole_runs();
+  if (HasFatalFailure()) return;
+  const auto& w = runs.whole.filesystems[0];
+  const auto& r = runs.windowed.filesystems[0];
+  const auto& a = runs.after.filesystems[0];
   EXPECT_EQ(w.windows, 0u);
-  ASSERT_GT(w.planned_bytes, 0u);
-  ASSERT_GT(w.partial_groups, 0u);
-
-  auto o = options(true);
-  o.window_files = 5;
-  const auto windowed = run(o);
-  ASSERT_FALSE(windowed.filesystems.empty());
-  const auto& r = windowed.filesystems[0];
+  EXPECT_GT(w.partial_groups, 0u);
   EXPECT_EQ(r.windows, (files_ + 4) / 5);
   EXPECT_EQ(r.files, files_);
   EXPECT_EQ(r.whole_file_groups, w.whole_file_groups);
   EXPECT_GT(r.partial_groups, 0u);
-  EXPECT_EQ(r.before.logical_bytes, w.before.logical_bytes);
   EXPECT_EQ(r.before.shared_bytes, w.before.shared_bytes);
   EXPECT_EQ(r.dedupe.ranges_differ + r.dedupe.ranges_changed + r.dedupe.ranges_failed, 0u);
-  EXPECT_EQ(windowed.exit_code(), 0);
-  expect_content_and_mtimes_unchanged();
-
-  // A whole run now finds nothing left, and sees the sharing the windowed run reported.
-  const auto after = run(options(false));
-  ASSERT_FALSE(after.filesystems.empty());
-  const auto& a = after.filesystems[0];
-  EXPECT_EQ(a.planned_bytes, 0u);
+  // The whole run afterwards sees the sharing the windowed run reported.
   EXPECT_EQ(a.before.shared_bytes, r.after.shared_bytes);
-  EXPECT_EQ(a.before.unique_bytes, r.after.unique_bytes);
-  EXPECT_EQ(windowed.net_shared_change(),
+  EXPECT_EQ(runs.windowed.net_shared_change(),
             static_cast<int64_t>(a.before.shared_bytes - w.before.shared_bytes));
-  // duperemove's figure too: summed over windows, what the whole tree shows now.
-  EXPECT_EQ(windowed.duperemove_net_change(),
-            static_cast<int64_t>(a.before.in_shared_extents - w.before.in_shared_extents));
 }
 
 // A dedupe run in windows first indexes every window, so a window takes its files' copies
@@ -125,35 +141,19 @@ TEST_F(WindowedRunTest, DedupesAcrossWindowsWhatAWholeRunWould) {
 // copies, in the rounds a whole run plans, not once per window that holds a copy (which
 // read the source again each time).
 TEST_F(WindowedRunTest, EachSourceIsDedupedOnceForAllItsCopies) {
-  const auto whole = run(options(false));
-  ASSERT_FALSE(whole.filesystems.empty());
-  const auto& w = whole.filesystems[0];
-  ASSERT_GT(w.planned_rounds, 0u);
-
-  auto o = options(true);
-  o.window_files = 5;
-  const auto windowed = run(o);
-  ASSERT_FALSE(windowed.filesystems.empty());
-  const auto& r = windowed.filesystems[0];
+  const auto runs = compare_with_whole_runs();
+  if (HasFatalFailure()) return;
+  const auto& w = runs.whole.filesystems[0];
+  const auto& r = runs.windowed.filesystems[0];
+  const auto& a = runs.after.filesystems[0];
   EXPECT_GT(r.windows, 3u);
   EXPECT_EQ(r.planned_rounds, w.planned_rounds);
   EXPECT_EQ(r.planned_bytes, w.planned_bytes);
   EXPECT_EQ(r.dedupe.calls, w.planned_rounds);  // no file here needs a second call
   EXPECT_EQ(r.freed.bytes, w.would_free.bytes);
-  EXPECT_EQ(r.before.logical_bytes, w.before.logical_bytes);
   EXPECT_EQ(r.before.unique_bytes, w.before.unique_bytes);
   EXPECT_EQ(r.before.allocated_bytes, w.before.allocated_bytes);
-  EXPECT_EQ(windowed.exit_code(), 0);
-  expect_content_and_mtimes_unchanged();
-
-  const auto after = run(options(false));
-  ASSERT_FALSE(after.filesystems.empty());
-  const auto& a = after.filesystems[0];
-  EXPECT_EQ(a.planned_bytes, 0u);
-  EXPECT_EQ(a.before.unique_bytes, r.after.unique_bytes);
   EXPECT_EQ(a.before.allocated_bytes, r.after.allocated_bytes);
-  EXPECT_EQ(windowed.duperemove_net_change(),
-            static_cast<int64_t>(a.before.in_shared_extents - w.before.in_shared_extents));
 }
 
 // -r lists the groups; a windowed run spills them to a temporary file as each window is
