@@ -129,6 +129,11 @@ class Catalog {
   // `anchors`: the file's distinct anchor hashes (catalog_anchors()).
   btrfs::Result<void> put_file(const FileKey& key, const CatalogFile& file,
                                const std::vector<uint64_t>& anchors);
+  // put_file() for a file that has no rows yet (a windowed run writes its rows afresh):
+  // no delete first. Should it have some, its file row is replaced and its old anchors
+  // stay, which can only propose a candidate that verification against the tree rejects.
+  btrfs::Result<void> add_file(const FileKey& key, const CatalogFile& file,
+                               const std::vector<uint64_t>& anchors);
   btrfs::Result<void> remove_file(const FileKey& key);
   btrfs::Result<void> set_parent(const FileKey& key, uint64_t parent);
   // Removes every row of a subvolume (deleted, or no longer under the roots).
@@ -159,6 +164,10 @@ class Catalog {
   // Forgets a subvolume's scan generation, so the next run reads its tree again.
   btrfs::Result<void> forget_subvolume(uint64_t id);
   const std::string& path() const { return path_; }
+  // For a catalog that lives for one run (CatalogSession::open_temporary): no journal and
+  // no syncs, as a crash loses nothing it must keep (the next run removes its file), and
+  // a larger page cache, since every window looks its files' twins up in it.
+  btrfs::Result<void> use_for_one_run();
   // The format open() found and upgraded to kCatalogFormat; nullopt when it was current.
   std::optional<int> upgraded_from() const { return upgraded_from_; }
 

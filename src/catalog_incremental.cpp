@@ -20,8 +20,11 @@ namespace {
 using Outcome = IncrementalScan::Outcome;
 
 constexpr int64_t kClockMarginSeconds = 300;
-// Earlier windows' files taken per hash as twins of a window's file (two: one may be gone).
-constexpr size_t kWindowTwinsPerHash = 2;
+// Earlier windows' files taken as twins of a window's file: per whole-file hash one, the
+// source of the rest (this run wrote the rows, so it is gone only if deleted meanwhile);
+// per anchor two, as files sharing an anchor may share no more than that.
+constexpr size_t kWindowTwinsPerWholeHash = 1;
+constexpr size_t kWindowTwinsPerAnchor = 2;
 // Files of windows still to come taken per hash as ahead twins (CatalogSession::
 // index_window), and at most this many per file of the window: past them, a copy is
 // deduped in its own window, reading its source again. Four keeps a window's memory
@@ -281,6 +284,8 @@ struct CatalogSession::Candidates {
   std::unordered_set<FileKey, FileKeyHash> in_scan;
   std::set<std::pair<uint64_t, uint64_t>> files;  // ordered: a deterministic scan
   std::unordered_map<FileKey, bool, FileKeyHash> ahead_keys;  // -> taken by whole hash
+  // Earlier twins taken by a whole-file hash that two or more earlier files share.
+  std::unordered_set<FileKey, FileKeyHash> grouped_before;
   size_t ahead_bound = 0;
 };
 
@@ -316,7 +321,13 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   earlier_.assign(order.size(), false);
   std::vector<bool> wanted(order.size(), false);
   for (uint32_t i = 0; i < order.size(); ++i) wanted[i] = order[i] >= changed;
-  if (windowed_) earlier_ = wanted;
+  grouped_before_.assign(order.size(), false);
+  if (windowed_) {
+    earlier_ = wanted;
+    for (uint32_t i = 0; i < order.size(); ++i)
+      grouped_before_[i] = wanted[i] && candidates.grouped_before.count(
+                                            {scan.files[i].subvolume, scan.files[i].inode});
+  }
   mark_ahead(scan, order, changed, candidates.ahead_keys);
   if (stats.candidates == 0) return fp;
   auto more = btrdedupe::fingerprint(scan, {}, &wanted, read_threads_);
@@ -331,6 +342,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
 void CatalogSession::consider_twins(const std::vector<FileKey>& keys, bool whole,
                                     Candidates& c) const {
   size_t taken = 0, ahead = 0;
+  const FileKey* first_taken = nullptr;
   for (const auto& k : keys) {
     if (c.in_scan.count(k) || stale_.count(k)) continue;
     if (look_ahead_ && !incremental_->window_passed(k.subvolume, k.inode)) {
@@ -346,8 +358,12 @@ void CatalogSession::consider_twins(const std::vector<FileKey>& keys, bool whole
     // A window needs a source for its files, not every earlier twin: those were matched
     // with each other in their own windows. The bound keeps a window's memory flat
     // however many copies came before.
-    if (windowed_ && taken == kWindowTwinsPerHash) continue;
+    if (windowed_ && taken == (whole ? kWindowTwinsPerWholeHash : kWindowTwinsPerAnchor)) {
+      if (whole && first_taken) c.grouped_before.insert(*first_taken);
+      continue;
+    }
     c.files.emplace(k.subvolume, k.inode);
+    first_taken = &k;
     ++taken;
   }
 }
@@ -371,7 +387,7 @@ btrfs::Result<void> CatalogSession::put_rows_and_find_twins(const ScanResult& sc
     for (uint64_t h : entry.anchors) consider_twins(catalog_->files_with_anchor(h), false, c);
     if (indexed[i]) continue;
     if (windowed_) {  // written now: the next windows look this file up
-      if (auto ok = catalog_->put_file({f.subvolume, f.inode}, entry.row, entry.anchors); !ok)
+      if (auto ok = catalog_->add_file({f.subvolume, f.inode}, entry.row, entry.anchors); !ok)
         return ok;
     } else {
       fingerprinted_[{f.subvolume, f.inode}] = std::move(entry);

@@ -45,7 +45,7 @@ btrfs::Result<void> CatalogSession::index_window(ScanResult& window) {
     const auto& f = window.files[i];
     const Fingerprinted entry = fingerprinted(window, index, fp->files[i], i);
     if (!entry.row.whole_hash && entry.anchors.empty()) continue;
-    if (auto ok = catalog_->put_file({f.subvolume, f.inode}, entry.row, entry.anchors); !ok)
+    if (auto ok = catalog_->add_file({f.subvolume, f.inode}, entry.row, entry.anchors); !ok)
       return ok.error();
   }
   return {};

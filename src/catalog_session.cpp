@@ -183,6 +183,11 @@ btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open_temporary(
     ::unlink(path.c_str());
     return catalog.error();
   }
+  if (auto ok = (*catalog)->use_for_one_run(); !ok) {
+    catalog->reset();
+    ::unlink(path.c_str());
+    return ok.error();
+  }
   std::unique_ptr<CatalogSession> s(new CatalogSession(std::move(*catalog)));
   s->temporary_ = path;
   s->block_size_ = options.block_size;

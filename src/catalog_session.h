@@ -110,6 +110,9 @@ class CatalogSession {
   // After fingerprint() of a window: which of its files (by index) are catalogued files of
   // earlier windows, joined as possible twins (PlanOptions::earlier).
   const std::vector<bool>& earlier_files() const { return earlier_; }
+  // Of those, the files a group of an earlier window held already: a window takes one
+  // twin per whole-file hash, so its group grows that group and is not counted again.
+  const std::vector<bool>& grouped_before_files() const { return grouped_before_; }
 
   // A windowed dedupe run's first pass (src/catalog_lookahead.cpp): every window's rows
   // are written before any dedupe, so that each window also takes its files' twins from
@@ -216,7 +219,7 @@ class CatalogSession {
   std::unique_ptr<Catalog> catalog_;
   std::string temporary_;  // the catalog's file, when open_temporary() made it
   bool windowed_ = false;
-  std::vector<bool> earlier_;
+  std::vector<bool> earlier_, grouped_before_;
   bool look_ahead_ = false;    // a first pass wrote the rows of every window
   InodeBitset taken_ahead_;    // files an earlier window took as ahead twins
   InodeBitset settled_whole_;  // of those, taken by their whole-file hash

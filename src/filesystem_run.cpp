@@ -138,7 +138,7 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   }
 
   auto t = Clock::now();
-  auto work = match_and_plan(scan, *fp, o, nullptr, progress, r);
+  auto work = match_and_plan(scan, *fp, o, {}, progress, r);
   r.seconds.match = since(t);
   const bool stopped_before_dedupe = o.stop && o.stop->load();
   r.destination_extents_after = r.destination_extents_before;  // unless a dedupe changes them

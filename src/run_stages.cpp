@@ -43,8 +43,11 @@ std::vector<GroupListing> list_groups(const ScanResult& scan, const MatchResult&
 }
 
 // A window's groups of earlier windows' files only were found (and planned) in their own
-// window; a group with two earlier members grows a group an earlier window counted already.
-void drop_groups_of_earlier_windows(const std::vector<bool>& earlier, MatchResult& matches) {
+// window; a group with two earlier members, or one an earlier group held (`grouped_before`),
+// grows a group an earlier window counted already.
+void drop_groups_of_earlier_windows(const std::vector<bool>& earlier,
+                                    const std::vector<bool>* grouped_before,
+                                    MatchResult& matches) {
   std::erase_if(matches.groups, [&](const DuplicateGroup& g) {
     return std::all_of(g.members.begin(), g.members.end(),
                        [&](const GroupMember& m) { return earlier[m.file]; });
@@ -53,7 +56,12 @@ void drop_groups_of_earlier_windows(const std::vector<bool>& earlier, MatchResul
   for (const auto& g : matches.groups) {
     const auto earlier_members = std::count_if(
         g.members.begin(), g.members.end(), [&](const GroupMember& m) { return earlier[m.file]; });
-    if (earlier_members > 1) continue;
+    const bool grows = earlier_members > 1 ||
+                       (grouped_before && std::any_of(g.members.begin(), g.members.end(),
+                                                      [&](const GroupMember& m) {
+                                                        return (*grouped_before)[m.file];
+                                                      }));
+    if (grows) continue;
     ++(g.whole_file ? matches.whole_file_groups : matches.partial_groups);
   }
 }
@@ -113,8 +121,9 @@ void report_progress(ProgressSink* sink, const char* phase, uint64_t done, uint6
 }
 
 PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const JobOptions& o,
-                           const std::vector<bool>* earlier, ProgressSink* progress,
+                           const WindowTwins& twins, ProgressSink* progress,
                            FilesystemReport& r) {
+  const std::vector<bool>* earlier = twins.earlier;
   report_progress(progress, "match", 0, 0);
   MatchOptions mo;
   mo.block_size = o.block_size;
@@ -128,7 +137,7 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
                                              : 4 * default_io_threads(r.roots.front());
   prove_short_files(scan, fp, matches, readers);
   fp.files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
-  if (earlier) drop_groups_of_earlier_windows(*earlier, matches);
+  if (earlier) drop_groups_of_earlier_windows(*earlier, twins.grouped_before, matches);
   PlanOptions po;
   po.dedupe_readonly = o.dedupe_readonly;
   po.earlier = earlier;

@@ -44,10 +44,18 @@ struct PlannedWork {
 uint64_t count_extents_of(const ScanResult& scan,
                           const std::vector<std::pair<uint64_t, uint64_t>>& files);
 
+// A window's files from earlier windows (CatalogSession::earlier_files, PlanOptions::
+// earlier) and those of them an earlier group held (grouped_before_files); none in a
+// whole run.
+struct WindowTwins {
+  const std::vector<bool>* earlier = nullptr;
+  const std::vector<bool>* grouped_before = nullptr;
+};
+
 // Matches the fingerprinted files of `scan` (and frees their sums), plans the rounds, and
-// adds the figures to `r`. `earlier`: PlanOptions::earlier (a window of a windowed run).
+// adds the figures to `r`.
 PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const JobOptions& o,
-                           const std::vector<bool>* earlier, ProgressSink* progress,
+                           const WindowTwins& twins, ProgressSink* progress,
                            FilesystemReport& r);
 
 // Runs the plan's rounds with the job's workers, then rewrites the planned remainders

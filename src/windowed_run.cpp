@@ -140,13 +140,14 @@ bool run_window(CatalogSession& session, ScanResult& window, bool more, const Jo
   }
   const std::vector<bool> earlier = session.earlier_files();
   const std::vector<bool> settled = session.settled_files();
+  const std::vector<bool> grouped_before = session.grouped_before_files();
   auto sharing = summarize_sharing(window.extents, &earlier, &window.files, &settled);
   auto usage = subvolume_usage(window, &earlier, &settled);
   add_sharing(r.before, sharing);
   add_usage(totals.usage_before, usage);
 
   const auto t = Clock::now();
-  auto work = match_and_plan(window, *fp, o, &earlier, progress, r);
+  auto work = match_and_plan(window, *fp, o, {&earlier, &grouped_before}, progress, r);
   r.seconds.match += since(t);
   for (const auto& [id, bytes] : work.planned) totals.planned[id] += bytes;
   if (o.dedupe && !(o.stop && o.stop->load()) && !work.plan.rounds.empty()) {

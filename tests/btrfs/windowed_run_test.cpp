@@ -182,6 +182,25 @@ TEST_F(WindowedRunTest, ListedGroupsNameTheSameDestinations) {
   EXPECT_EQ(windowed, whole);
 }
 
+// A report in windows takes one earlier twin per whole-file hash: the third copy's
+// window then holds the first copy's file only, and grows the group the second copy's
+// window counted instead of counting another.
+TEST_F(WindowedRunTest, AReportInWindowsCountsEachGroupOnce) {
+  auto o = options(false);
+  const auto whole = run(o);
+  o.window_files = 4;
+  const auto windowed = run(o);
+  ASSERT_FALSE(whole.filesystems.empty());
+  ASSERT_FALSE(windowed.filesystems.empty());
+  const auto& w = whole.filesystems[0];
+  const auto& r = windowed.filesystems[0];
+  EXPECT_GT(r.windows, 2u);
+  EXPECT_EQ(r.whole_file_groups, w.whole_file_groups);
+  EXPECT_EQ(w.whole_file_groups, 13u);  // each file with data of c1, with its two copies
+  EXPECT_EQ(r.planned_bytes, w.planned_bytes);
+  EXPECT_EQ(r.would_free.bytes, w.would_free.bytes);
+}
+
 TEST_F(WindowedRunTest, ATreeLargerThanAWholeRunMayHoldIsReadInWindows) {
   auto o = options(true);
   o.whole_run_files = 10;  // the automatic limit, lowered: 40 files are too many
