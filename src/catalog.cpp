@@ -189,7 +189,7 @@ btrfs::Result<void> Catalog::initialize() {
 }
 
 btrfs::Result<void> Catalog::use_for_one_run() {
-  return exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-8192");
+  return exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
 }
 
 btrfs::Result<void> Catalog::upgrade(int64_t from) {

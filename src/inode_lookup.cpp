@@ -100,11 +100,12 @@ btrfs::Result<std::optional<InodeState>> SubvolumeInodes::read(uint64_t inode, b
 }
 
 btrfs::Result<uint64_t> SubvolumeInodes::read_from(
-    uint64_t first, const std::function<bool(uint64_t inode, InodeState& state)>& each) {
+    uint64_t first, const std::function<bool(uint64_t inode, InodeState& state)>& each,
+    uint64_t last) {
   btrfs::SearchKey key;
   key.tree_id = subvolume_;
   key.min_objectid = std::max<uint64_t>(first, BTRFS_FIRST_FREE_OBJECTID);
-  key.max_objectid = BTRFS_LAST_FREE_OBJECTID;
+  key.max_objectid = last;
   key.min_type = BTRFS_INODE_ITEM_KEY;
   key.max_type = BTRFS_EXTENT_DATA_KEY;
   btrfs::TreeSearch search(fd_, key, 1 << 20);
@@ -183,7 +184,7 @@ btrfs::Result<void> SubvolumeInodes::read_each(
         ++next;
       }
       return next < end;
-    });
+    }, sorted[end - 1]);
     if (!read) return read.error();
     if (!failed) return failed;
     for (; next < end; ++next)  // past the tree's end

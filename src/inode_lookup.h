@@ -3,6 +3,8 @@
 // the few files that changed, the catalogued files they may duplicate, and their paths.
 #pragma once
 
+#include <linux/btrfs_tree.h>
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -46,9 +48,11 @@ class SubvolumeInodes {
   // (the whole tree's leaves once, not a search per inode), and calls `each` with every
   // inode's item, first name and extents once all are read. `each` returns false to stop:
   // the result is then the inode to continue from; 0 when the tree ended. Directories seen
-  // are remembered for directory_below().
+  // are remembered for directory_below(). `last`: no inode past it is read (the kernel
+  // fills each search's buffer up to it, so a short range asks for no more).
   btrfs::Result<uint64_t> read_from(
-      uint64_t first, const std::function<bool(uint64_t inode, InodeState& state)>& each);
+      uint64_t first, const std::function<bool(uint64_t inode, InodeState& state)>& each,
+      uint64_t last = BTRFS_LAST_FREE_OBJECTID);
   // Reads inodes `sorted` (ascending) with their extents and calls `each` with each one's
   // state, or nullptr when it does not exist. Runs of nearby inodes are read in one
   // sequential search (read_from) instead of a search each: the twins a window looks up
