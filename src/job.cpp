@@ -259,9 +259,12 @@ class Job {
 }  // namespace
 
 JobReport run_job(const JobOptions& options, ProgressSink* progress) {
+  const auto t = Clock::now();
   Job job(options, progress);
   job.run();
-  return std::move(job).finish();
+  auto report = std::move(job).finish();
+  report.seconds = since(t);
+  return report;
 }
 
 }  // namespace btrdedupe

@@ -159,6 +159,10 @@ struct JobReport {
   int64_t duperemove_net_change() const;
   // The run was cut short by JobOptions::stop set by a --max-runtime deadline (set by main).
   bool time_up = false;
+  // From run_job's start to its report: the phases (FilesystemReport::seconds) and what
+  // lies between them, such as a capped whole read given up for windows, or a window's
+  // commit and figures.
+  double seconds = 0;
 };
 
 JobReport run_job(const JobOptions& options, ProgressSink* progress = nullptr);

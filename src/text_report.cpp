@@ -1,5 +1,6 @@
 #include "src/text_report.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -306,8 +307,9 @@ class Printer {
       std::fprintf(out_, "    ... %zu more on stderr\n", first.size() - kFirst);
     const auto& s = t.seconds;
     std::fprintf(out_, "  elapsed:        %.2f s (scan %.2f, fingerprint %.2f, match %.2f, "
-                 "dedupe %.2f, confirm %.2f)\n",
-                 t.total_seconds(), s.scan, s.fingerprint, s.match, s.dedupe, s.confirm);
+                 "dedupe %.2f, confirm %.2f, between %.2f)\n",
+                 t.total_seconds(), s.scan, s.fingerprint, s.match, s.dedupe, s.confirm,
+                 t.other_seconds());
     if (report.time_up)
       std::fprintf(out_, "  stopped:        at --max-runtime, after the dedupe rounds under way; "
                    "%s in %llu rounds left for the next run\n",
@@ -339,11 +341,19 @@ class Printer {
 }  // namespace
 
 double RunTotals::total_seconds() const {
-  return seconds.scan + seconds.fingerprint + seconds.match + seconds.dedupe + seconds.confirm;
+  const double phases =
+      seconds.scan + seconds.fingerprint + seconds.match + seconds.dedupe + seconds.confirm;
+  return std::max(phases, run_seconds);
+}
+
+double RunTotals::other_seconds() const {
+  return total_seconds() - (seconds.scan + seconds.fingerprint + seconds.match +
+                            seconds.dedupe + seconds.confirm);
 }
 
 RunTotals run_totals(const JobReport& report) {
   RunTotals t;
+  t.run_seconds = report.seconds;
   t.path_errors = report.path_errors.size();
   for (const auto& fs : report.filesystems) {
     ++t.filesystems;

@@ -35,7 +35,11 @@ struct RunTotals {
   std::map<int, uint64_t> refused_by_code;
   uint64_t path_errors = 0, filesystem_errors = 0, read_errors = 0;
   PhaseSeconds seconds;
+  double run_seconds = 0;  // JobReport::seconds
+  // The run's time (JobReport::seconds), never less than its phases' sum; and the part of
+  // it in no phase.
   double total_seconds() const;
+  double other_seconds() const;
 };
 RunTotals run_totals(const JobReport& report);
 

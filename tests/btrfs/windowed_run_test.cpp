@@ -10,6 +10,7 @@
 
 #include "src/catalog.h"
 #include "src/job.h"
+#include "src/text_report.h"
 #include "support/btrfs_image.h"
 #include "support/shell.h"
 
@@ -199,6 +200,10 @@ TEST_F(WindowedRunTest, AReportInWindowsCountsEachGroupOnce) {
   EXPECT_EQ(w.whole_file_groups, 13u);  // each file with data of c1, with its two copies
   EXPECT_EQ(r.planned_bytes, w.planned_bytes);
   EXPECT_EQ(r.would_free.bytes, w.would_free.bytes);
+  // The capped whole read it began with lies in no phase, but in the run's time.
+  const auto totals = run_totals(windowed);
+  EXPECT_GT(windowed.seconds, 0.0);
+  EXPECT_DOUBLE_EQ(totals.total_seconds(), windowed.seconds);
 }
 
 TEST_F(WindowedRunTest, ATreeLargerThanAWholeRunMayHoldIsReadInWindows) {
