@@ -12,29 +12,6 @@ namespace {
 
 unsigned long long ull(uint64_t v) { return static_cast<unsigned long long>(v); }
 
-// Length of the UTF-8 sequence starting at s[i], or 0 when it is not valid UTF-8.
-size_t utf8_length(const std::string& s, size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  size_t n = 0;
-  uint32_t cp = 0;
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) n = 2, cp = c & 0x1F;
-  else if ((c & 0xF0) == 0xE0) n = 3, cp = c & 0x0F;
-  else if ((c & 0xF8) == 0xF0) n = 4, cp = c & 0x07;
-  else return 0;
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  // No overlong forms, no surrogates, nothing past U+10FFFF.
-  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-      (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-    return 0;
-  return n;
-}
-
 class Printer {
  public:
   Printer(const TextReportOptions& o, std::FILE* out, std::FILE* err) : o_(o), out_(out), err_(err) {}
@@ -339,96 +316,6 @@ class Printer {
 };
 
 }  // namespace
-
-double RunTotals::total_seconds() const {
-  const double phases =
-      seconds.scan + seconds.fingerprint + seconds.match + seconds.dedupe + seconds.confirm;
-  return std::max(phases, run_seconds);
-}
-
-double RunTotals::other_seconds() const {
-  return total_seconds() - (seconds.scan + seconds.fingerprint + seconds.match +
-                            seconds.dedupe + seconds.confirm);
-}
-
-RunTotals run_totals(const JobReport& report) {
-  RunTotals t;
-  t.run_seconds = report.seconds;
-  t.path_errors = report.path_errors.size();
-  for (const auto& fs : report.filesystems) {
-    ++t.filesystems;
-    t.subvolumes += fs.subvolumes;
-    t.files += fs.files;
-    t.extents += fs.extents;
-    t.excluded += fs.excluded;
-    t.logical_bytes += fs.before.logical_bytes;
-    t.already_shared_bytes += fs.before.shared_bytes;
-    t.extents_from_csums += fs.fingerprints.extents_from_csums;
-    t.bytes_from_csums += fs.fingerprints.bytes_from_csums;
-    t.extents_read += fs.fingerprints.extents_read;
-    t.bytes_read += fs.fingerprints.bytes_read;
-    t.read_errors += fs.fingerprints.read_errors;
-    t.whole_file_groups += fs.whole_file_groups;
-    t.partial_groups += fs.partial_groups;
-    t.planned_bytes += fs.planned_bytes;
-    t.planned_rounds += fs.planned_rounds;
-    t.readonly_ranges_left += fs.readonly_ranges_left;
-    t.bytes_deduped += fs.dedupe.bytes_deduped;
-    t.calls += fs.dedupe.calls;
-    t.allocated_before += fs.before.allocated_bytes;
-    t.freed_bytes += fs.freed.bytes;
-    t.bytes_rewritten += fs.rewrite.bytes_written;
-    t.would_free_bytes += fs.would_free.bytes;
-    t.rounds_not_started += fs.dedupe.rounds_not_started;
-    t.bytes_not_started += fs.dedupe.bytes_not_started;
-    t.ranges_same += fs.dedupe.ranges_same;
-    t.ranges_changed += fs.dedupe.ranges_changed + fs.dedupe.ranges_differ;
-    t.ranges_refused += fs.dedupe.ranges_failed;
-    for (const auto& [code, n] : fs.dedupe.errors_by_code) t.refused_by_code[code] += n;
-    if (!fs.error.empty()) ++t.filesystem_errors;
-    t.seconds.scan += fs.seconds.scan;
-    t.seconds.fingerprint += fs.seconds.fingerprint;
-    t.seconds.match += fs.seconds.match;
-    t.seconds.dedupe += fs.seconds.dedupe;
-    t.seconds.confirm += fs.seconds.confirm;
-  }
-  return t;
-}
-
-bool is_valid_utf8(const std::string& s) {
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = utf8_length(s, i);
-    if (n == 0) return false;
-    i += n;
-  }
-  return true;
-}
-
-std::string printable_path(const std::string& path) {
-  std::string out;
-  out.reserve(path.size());
-  for (size_t i = 0; i < path.size();) {
-    const auto c = static_cast<unsigned char>(path[i]);
-    const size_t n = utf8_length(path, i);
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (n == 0 || c < 0x20 || c == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02X", c);
-      out += buf;
-    } else {
-      out.append(path, i, n);
-      i += n;
-      continue;
-    }
-    ++i;
-  }
-  return out;
-}
 
 std::string summary_line(const JobReport& report) {
   // Machine-read by scripts written for duperemove: same words, raw bytes.

@@ -10,7 +10,7 @@
 
 #include "src/catalog.h"
 #include "src/job.h"
-#include "src/text_report.h"
+#include "src/run_totals.h"
 #include "support/btrfs_image.h"
 #include "support/shell.h"
 

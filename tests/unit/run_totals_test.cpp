@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "src/job.h"
-#include "src/text_report.h"
+#include "src/run_totals.h"
 
 namespace btrdedupe {
 namespace {

@@ -1,0 +1,187 @@
+// IncrementalScan's windowed reading (declared in incremental_scan.h): the full scan read
+// in windows of files, for runs too large to hold whole. Apart from the targeted reads of
+// an incremental run because it walks the trees in order, chunk by chunk, and folds
+// read-only snapshot files through their snapshot family as it goes.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "btrfs/tree_search.h"
+#include "src/incremental_scan.h"
+
+namespace btrdedupe {
+
+
+btrfs::Result<bool> IncrementalScan::read_window(ScanResult& out, size_t max_files) {
+  directory_nodes_.clear();  // a new window has its own path table
+  if (!family_) family_.emplace(options_.fold_readonly_aliases ? out.subvolumes
+                                                               : std::vector<btrfs::Subvolume>{});
+  for (; window_place_ < places_.size(); ++window_place_, window_next_ = 0) {
+    const uint64_t subvolume = places_[window_place_].subvolume;
+    // A subvolume reached by two places is read once (place() puts a file under the first).
+    bool earlier = false;
+    for (size_t i = 0; i < window_place_; ++i) earlier = earlier || places_[i].subvolume == subvolume;
+    if (earlier) continue;
+    // Read in chunks of the room left: files folded or out of scope take none of it.
+    do {
+      Chunk chunk;
+      // Bounded too when the window is not (a side run reads its roots in one).
+      constexpr size_t kChunkFiles = 16384;
+      const size_t room = std::min(kChunkFiles, max_files - std::min(max_files, out.files.size()));
+      auto next = inodes(subvolume).read_from(window_next_, [&](uint64_t inode, InodeState& state) {
+        if (state.item.is_regular()) chunk.emplace_back(inode, std::move(state));
+        return chunk.size() < room;
+      });
+      if (!next) return next.error();
+      if (auto ok = add_chunk(out, subvolume, chunk); !ok) return ok.error();
+      window_next_ = *next;
+    } while (window_next_ != 0 && out.files.size() < max_files);
+    if (window_next_ != 0) return true;  // the window is full
+    if (out.files.size() >= max_files) {
+      ++window_place_;
+      window_next_ = 0;
+      return window_place_ < places_.size();
+    }
+  }
+  return false;
+}
+
+bool IncrementalScan::window_passed(uint64_t subvolume, uint64_t inode) const {
+  for (size_t i = 0; i < places_.size(); ++i) {
+    if (places_[i].subvolume != subvolume) continue;  // read at its first place
+    if (i != window_place_) return i < window_place_;
+    return window_next_ != 0 && inode < window_next_;
+  }
+  return true;
+}
+
+btrfs::Result<void> IncrementalScan::add_chunk(
+    ScanResult& out, uint64_t subvolume, Chunk& chunk) {
+  std::vector<bool> folded(chunk.size(), false);
+  chunk_files_.assign(chunk.size(), kNotAdded);
+  if (auto ok = fold_chunk(out, subvolume, chunk, folded); !ok) return ok;
+  for (size_t i = 0; i < chunk.size(); ++i) {
+    if (folded[i]) continue;
+    auto added = place(&out, subvolume, chunk[i].first, chunk[i].second);
+    if (!added) return added.error();
+    if (*added == Outcome::Added) chunk_files_[i] = static_cast<uint32_t>(out.files.size() - 1);
+    // Inline, hole-only and prealloc-only files count as the whole scan counts them.
+    if (*added == Outcome::NoData) {
+      out.passed_over.add(chunk[i].second.passed_over);
+      ++out.files_without_extents;
+    }
+  }
+  return mark_aliases(out, subvolume, chunk);
+}
+
+// A read-only snapshot's file folds into the first subvolume of folds_into() whose file of
+// the same inode maps the same extents and is in scope, as the whole scan's layout index
+// would fold it; one with no extent at all is passed over likewise.
+btrfs::Result<void> IncrementalScan::fold_chunk(
+    ScanResult& out, uint64_t subvolume,
+    const Chunk& chunk, std::vector<bool>& folded) {
+  const auto& into = family_->folds_into(subvolume);
+  if (into.empty()) return {};
+  for (size_t i = 0; i < chunk.size(); ++i) {
+    if (!chunk[i].second.extents.empty()) continue;
+    auto outcome = check(subvolume, chunk[i].second);
+    if (!outcome) return outcome.error();
+    if (*outcome != Outcome::NoData) continue;
+    folded[i] = true;
+    ++out.passed_over.readonly_aliases;
+    out.passed_over.add(chunk[i].second.passed_over);
+  }
+  for (uint64_t twin : into) {
+    std::vector<uint64_t> open;  // inodes not folded yet, ascending as the chunk is
+    std::vector<size_t> at;
+    for (size_t i = 0; i < chunk.size(); ++i)
+      if (!folded[i]) open.push_back(chunk[i].first), at.push_back(i);
+    if (open.empty()) break;
+    size_t next = 0;
+    auto read = read_each(twin, open, [&](uint64_t inode, const InodeState* state) -> btrfs::Result<void> {
+      while (next < open.size() && open[next] < inode) ++next;
+      const size_t i = at[next++];
+      if (!state || !same_layout(chunk[i].second, *state)) return {};
+      auto outcome = check(twin, *state);
+      if (!outcome) return outcome.error();
+      if (*outcome == Outcome::Added) folded[i] = true, ++out.passed_over.readonly_aliases;
+      return {};
+    });
+    if (!read) return read;
+  }
+  return {};
+}
+
+// The files of the chunk that read-only snapshots fold into (their origin's, or a kept
+// snapshot file later snapshots still hold) say so: their extents stay referenced.
+btrfs::Result<void> IncrementalScan::mark_aliases(
+    ScanResult& out, uint64_t subvolume,
+    const Chunk& chunk) {
+  std::vector<uint64_t> kept;
+  std::vector<size_t> at;
+  for (size_t i = 0; i < chunk.size(); ++i)
+    if (chunk_files_[i] != kNotAdded) kept.push_back(chunk[i].first), at.push_back(i);
+  if (kept.empty()) return {};
+  for (uint64_t snap : family_->folded_into(subvolume)) {
+    // Earlier choices of folds_into(snap) were refused already when this file is kept
+    // (or this is the origin, the first choice): the same layout here is where it folds.
+    size_t next = 0;
+    auto read = read_each(snap, kept, [&](uint64_t inode, const InodeState* state) -> btrfs::Result<void> {
+      while (next < kept.size() && kept[next] < inode) ++next;
+      const size_t i = at[next++];
+      if (!state || !same_layout(chunk[i].second, *state)) return {};
+      const uint32_t file = chunk_files_[i];
+      out.files[file].readonly_alias = true;
+      out.readonly_alias_subvolumes.add(file, snap);
+      return {};
+    });
+    if (!read) return read;
+  }
+  return {};
+}
+
+namespace {
+
+// The highest objectid holding an item in the subvolume's tree (0 when empty or on error):
+// about 64 single-item probes, most on cached nodes.
+uint64_t highest_objectid(int fd, uint64_t subvolume) {
+  auto first_at = [&](uint64_t x) -> std::optional<uint64_t> {
+    btrfs::SearchKey key;
+    key.tree_id = subvolume;
+    key.min_objectid = x;
+    key.max_objectid = btrfs::kMaxU64 - 1;  // objectids just below: the free space cache
+    auto k = btrfs::first_item_key(fd, key);
+    if (!k || !*k) return std::nullopt;
+    return (*k)->objectid;
+  };
+  const auto lo = first_at(0);
+  if (!lo) return 0;
+  uint64_t a = *lo, b = btrfs::kMaxU64 - 256;  // objectids past -256 are reserved ones
+  while (a < b) {
+    const uint64_t mid = a + (b - a) / 2 + 1;
+    if (const auto x = first_at(mid); x && *x <= b) {
+      a = *x;
+    } else {
+      b = mid - 1;
+    }
+  }
+  return a;
+}
+
+}  // namespace
+
+double IncrementalScan::read_fraction() {
+  if (places_.empty() || window_place_ >= places_.size()) return 1.0;
+  const uint64_t subvolume = places_[window_place_].subvolume;
+  auto it = highest_inode_.find(subvolume);
+  if (it == highest_inode_.end())
+    it = highest_inode_.emplace(subvolume, highest_objectid(fd_.get(), subvolume)).first;
+  constexpr uint64_t kFirstInode = 256;  // BTRFS_FIRST_FREE_OBJECTID
+  double within = 0;
+  if (it->second > kFirstInode && window_next_ > kFirstInode)
+    within = std::min(1.0, static_cast<double>(window_next_ - kFirstInode) /
+                               static_cast<double>(it->second - kFirstInode));
+  return (static_cast<double>(window_place_) + within) / static_cast<double>(places_.size());
+}
+
+}  // namespace btrdedupe

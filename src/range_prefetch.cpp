@@ -1,0 +1,39 @@
+// Bringing a file range into the page cache; why this is apart from the dedupe run:
+// src/range_prefetch.h.
+#include "src/range_prefetch.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace btrdedupe {
+
+uint64_t prefetch_range(Prefetch how, int fd, uint64_t offset, uint64_t length,
+                        std::vector<uint8_t>& buf) {
+  switch (how) {
+    case Prefetch::None:
+      return 0;
+    case Prefetch::Readahead:
+      return ::readahead(fd, static_cast<off64_t>(offset), length) == 0 ? length : 0;
+    case Prefetch::Fadvise:
+      return ::posix_fadvise(fd, static_cast<off_t>(offset), static_cast<off_t>(length),
+                             POSIX_FADV_WILLNEED) == 0
+                 ? length
+                 : 0;
+    case Prefetch::Read:
+      break;
+  }
+  uint64_t got = 0;
+  while (got < length) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), length - got));
+    const ssize_t n = ::pread(fd, buf.data(), want, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<uint64_t>(n);
+  }
+  return got;
+}
+
+}  // namespace btrdedupe
