@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "btrfs/tree_search.h"
+#include "src/scan_admission.h"
 
 namespace btrdedupe {
 namespace {
@@ -76,7 +77,7 @@ btrfs::Result<std::unique_ptr<IncrementalScan>> IncrementalScan::of_roots(
   if (roots.empty()) return std::unique_ptr<IncrementalScan>{};
   auto all = btrfs::list_subvolumes(roots.front());
   if (!all) return all.error();
-  for (const auto& r : out.roots) s->roots_.push_back(r.path);
+  s->roots_ = out.roots;
   if (auto ok = s->add_places(std::move(queue), options.recursive, *all, out); !ok)
     return ok.error();
   return s;
@@ -97,7 +98,7 @@ btrfs::Result<std::unique_ptr<IncrementalScan>> IncrementalScan::of_subvolumes(
   }
   auto all = btrfs::list_subvolumes(fs_path);
   if (!all) return all.error();
-  for (const auto& r : out.roots) s->roots_.push_back(r.path);
+  s->roots_ = out.roots;
   if (auto ok = s->add_places(std::move(queue), false, *all, out); !ok) return ok.error();
   return s;
 }
@@ -108,7 +109,6 @@ btrfs::Result<void> IncrementalScan::add_places(std::vector<Place> queue, bool r
   for (size_t next = 0; next < queue.size(); ++next) {
     const Place work = queue[next];
     places_.push_back(work);
-    const std::string& root = out.roots[work.root].path;
     for (const auto& sv : all) {
       if (sv.id == work.subvolume &&
           std::none_of(out.subvolumes.begin(), out.subvolumes.end(),
@@ -119,8 +119,7 @@ btrfs::Result<void> IncrementalScan::add_places(std::vector<Place> queue, bool r
       if (!dir) return dir.error();
       if (!*dir) continue;
       std::string rel = join_relative(work.prefix, join_relative(**dir, basename_of(sv.path)));
-      if (options_.excluded_subvolumes.count(sv.id) ||
-          (options_.exclude && options_.exclude(root, rel))) {
+      if (!admits_subvolume(options_, sv.id, out.roots[work.root], rel)) {
         ++out.excluded;
         continue;
       }
@@ -177,8 +176,10 @@ btrfs::Result<IncrementalScan::Outcome> IncrementalScan::place(ScanResult* into,
     if (!dir) return dir.error();
     if (!*dir) continue;
     const std::string rel = join_relative(place.prefix, join_relative(**dir, state.name));
-    if (options_.exclude && options_.exclude(roots_[place.root], rel)) return Outcome::OutOfScope;
-    if (state.item.size < options_.min_file_size) return Outcome::OutOfScope;
+    const Admission admission = admit_file(options_, roots_[place.root], state.item.size,
+                                           [&](std::string& path) { return path = rel, true; });
+    if (admission == Admission::Excluded) return Outcome::Excluded;
+    if (admission == Admission::Small) return Outcome::Small;
     if (state.extents.empty()) return Outcome::NoData;
     if (!into) return Outcome::Added;
     ScanResult& out = *into;
@@ -202,7 +203,7 @@ btrfs::Result<IncrementalScan::Outcome> IncrementalScan::place(ScanResult* into,
 btrfs::Result<std::optional<std::string>> IncrementalScan::top_directory(uint64_t subvolume) {
   for (const Place& place : places_) {
     if (place.subvolume != subvolume) continue;
-    char* real = ::realpath(roots_[place.root].c_str(), nullptr);
+    char* real = ::realpath(roots_[place.root].path.c_str(), nullptr);
     if (!real) continue;
     std::string path = real;
     std::free(real);

@@ -53,10 +53,11 @@ class IncrementalScan {
     return inodes(subvolume).read_each(sorted, each);
   }
 
-  enum class Outcome { Added, OutOfScope, NoData };
+  enum class Outcome { Added, OutOfScope, Excluded, Small, NoData };
   // Whether the full scan would have the file read as `state`. OutOfScope: not a regular
-  // file, not below a root, excluded, smaller than --min-size; NoData: no regular extent
-  // (nothing to dedupe, no catalog row).
+  // file, not below a root; Excluded, Small: left out by the scan's admission rule
+  // (src/scan_admission.h), which a full scan counts; NoData: no regular extent (nothing
+  // to dedupe, no catalog row).
   btrfs::Result<Outcome> check(uint64_t subvolume, const InodeState& state) {
     return place(nullptr, subvolume, 0, state);
   }
@@ -136,7 +137,7 @@ class IncrementalScan {
   std::map<uint64_t, std::optional<uint32_t>> outside_roots_;
   std::vector<Place> places_;
   std::map<uint64_t, SubvolumeInodes> inodes_;
-  std::vector<std::string> roots_;
+  std::vector<ScanRoot> roots_;
   uint64_t changed_items_ = 0, changed_calls_ = 0;
   // Node of (place index, directory inode) in the path table of the scan result being
   // filled: each directory's path is stored once, not in every file's path.

@@ -8,6 +8,7 @@
 
 #include "btrfs/tree_search.h"
 #include "src/incremental_scan.h"
+#include "src/scan_admission.h"
 
 namespace btrdedupe {
 
@@ -65,6 +66,9 @@ btrfs::Result<void> IncrementalScan::add_chunk(
     auto added = place(&out, subvolume, chunk[i].first, chunk[i].second);
     if (!added) return added.error();
     if (*added == Outcome::Added) chunk_files_[i] = static_cast<uint32_t>(out.files.size() - 1);
+    // Left out as the whole scan leaves them out, and counted likewise.
+    if (*added == Outcome::Excluded) count_left_out(Admission::Excluded, out);
+    if (*added == Outcome::Small) count_left_out(Admission::Small, out);
     // Inline, hole-only and prealloc-only files count as the whole scan counts them.
     if (*added == Outcome::NoData) {
       out.passed_over.add(chunk[i].second.passed_over);

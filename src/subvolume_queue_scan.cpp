@@ -11,6 +11,7 @@
 
 #include "src/heap_release.h"
 #include "src/layout_index.h"
+#include "src/scan_admission.h"
 #include "src/subvolume_tree_paths.h"
 #include "src/subvolume_tree_reader.h"
 
@@ -111,7 +112,6 @@ class QueueScan {
 
   // Records the subvolume and, with options.recursive, queues those nested below the root.
   void queue_nested(const Work& work, const SubvolumeTree& tree) {
-    const std::string& root = out_.roots[work.root].path;
     const bool root_is_file = out_.roots[work.root].is_file;
     for (const auto& sv : all_) {
       if (sv.id == work.subvol) out_.subvolumes.push_back(sv);
@@ -120,8 +120,7 @@ class QueueScan {
       if (!path_below(tree, sv.dir_id, work.top_inode, &dir)) continue;
       const std::string below = join_relative(dir, basename_of(sv.path));
       std::string rel = join_relative(work.prefix, below);
-      if (options_.excluded_subvolumes.count(sv.id) ||
-          (options_.exclude && options_.exclude(root, rel))) {
+      if (!admits_subvolume(options_, sv.id, out_.roots[work.root], rel)) {
         ++out_.excluded;
         continue;
       }
@@ -156,7 +155,6 @@ class QueueScan {
   // Marks the files that stay (0 in `file_of`) and returns how many.
   size_t select_files(const Work& work, const SubvolumeTree& tree,
                       std::vector<uint32_t>& file_of) {
-    const std::string& root = out_.roots[work.root].path;
     const bool root_is_file = out_.roots[work.root].is_file;
     Membership membership(tree, work.top_inode);
     std::string rel;
@@ -168,14 +166,14 @@ class QueueScan {
       } else if (file.parent == 0 || !membership.below(file.parent)) {
         continue;
       }
-      if (options_.exclude && !root_is_file &&
-          (!file_path_below(tree, i, work.top_inode, &rel) ||
-           options_.exclude(root, join_relative(work.prefix, rel)))) {
-        ++out_.excluded;
-        continue;
-      }
-      if (file.size < options_.min_file_size) {
-        ++out_.passed_over.excluded_files;
+      const Admission admission =
+          admit_file(options_, out_.roots[work.root], file.size, [&](std::string& path) {
+            if (!file_path_below(tree, i, work.top_inode, &rel)) return false;
+            path = join_relative(work.prefix, rel);
+            return true;
+          });
+      if (admission != Admission::Taken) {
+        count_left_out(admission, out_);
         continue;
       }
       file_of[i] = 0;

@@ -67,12 +67,18 @@ void start_report(const ScanResult& base, const JobOptions& o, FilesystemReport&
     if (auto ok = r.groups.spill_to_disk(); !ok) r.error = ok.error().message();
 }
 
-// Fingerprints the window with its earlier twins and adds the window's figures to `r`.
-btrfs::Result<FingerprintResult> fingerprint_window(CatalogSession& session, ScanResult& window,
-                                                    const JobOptions& o, FilesystemReport& r) {
+// What the window's read counted, before any twin joins it: taken even from a window that
+// kept no file (its files were all passed over or excluded), as the whole scan counts them.
+void count_window(const ScanResult& window, FilesystemReport& r) {
   r.files += window.files.size() + window.files_without_extents;
   r.extents += window.extents.size();
   r.passed_over.add(window.passed_over);
+  r.excluded += window.excluded;
+}
+
+// Fingerprints the window with its earlier twins and adds the window's figures to `r`.
+btrfs::Result<FingerprintResult> fingerprint_window(CatalogSession& session, ScanResult& window,
+                                                    const JobOptions& o, FilesystemReport& r) {
   const auto t = Clock::now();
   CatalogStats catalog;
   auto fp = session.fingerprint(window, catalog, o.io_threads);
@@ -246,6 +252,7 @@ void run_windowed(CatalogSession& session, const ScanResult& base, const JobOpti
       break;
     }
     more = *next;
+    count_window(window, r);
     if (window.files.empty()) continue;
     if (!run_window(session, window, more, o, progress, r, totals)) break;
   }

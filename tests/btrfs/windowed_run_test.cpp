@@ -206,6 +206,41 @@ TEST_F(WindowedRunTest, AReportInWindowsCountsEachGroupOnce) {
   EXPECT_DOUBLE_EQ(totals.total_seconds(), windowed.seconds);
 }
 
+// Windows take and leave out files by the whole scan's rule, and count what they leave
+// out as it does: files under --min-size, files --exclude names, inline data.
+TEST_F(WindowedRunTest, WindowsCountWhatTheyLeaveOutAsAWholeRun) {
+  sh("cd " + shell_quote(path("tree")) + " && for i in 1 2 3; do echo small$i > c1/s$i; done");
+  auto o = options(false);
+  o.min_file_size = 100000;  // 6 of each copy's 12 files in d1..d3, and the small ones
+  o.exclude = [](const std::string&, const std::string& relative) {
+    return relative.rfind("c3/d3/", 0) == 0;
+  };
+  const auto whole = run(o);
+  o.window_files = 4;
+  const auto windowed = run(o);
+  o.min_file_size = 0;
+  const auto inline_windowed = run(o);
+  o.window_files = 0;
+  const auto inline_whole = run(o);
+  ASSERT_FALSE(whole.filesystems.empty());
+  ASSERT_FALSE(windowed.filesystems.empty());
+  const auto& w = whole.filesystems[0];
+  const auto& r = windowed.filesystems[0];
+  EXPECT_EQ(w.windows, 0u);
+  EXPECT_GT(r.windows, 1u);
+  EXPECT_EQ(w.excluded, 4u);  // c3/d3's files
+  EXPECT_GT(w.passed_over.excluded_files, 3u * 6);
+  EXPECT_EQ(r.excluded, w.excluded);
+  EXPECT_EQ(r.passed_over.excluded_files, w.passed_over.excluded_files);
+  EXPECT_EQ(r.files, w.files);
+  EXPECT_EQ(r.whole_file_groups, w.whole_file_groups);
+  ASSERT_FALSE(inline_whole.filesystems.empty());
+  ASSERT_FALSE(inline_windowed.filesystems.empty());
+  EXPECT_EQ(inline_whole.filesystems[0].passed_over.inline_extents, 3u);
+  EXPECT_EQ(inline_windowed.filesystems[0].passed_over.inline_extents, 3u);
+  EXPECT_EQ(inline_windowed.filesystems[0].excluded, inline_whole.filesystems[0].excluded);
+}
+
 TEST_F(WindowedRunTest, ATreeLargerThanAWholeRunMayHoldIsReadInWindows) {
   auto o = options(true);
   o.whole_run_files = 10;  // the automatic limit, lowered: 40 files are too many
