@@ -47,6 +47,7 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::side_scan(
   // incremental run's.
   if (!scan || !*scan) return std::optional<ScanResult>{};
   incremental_ = std::move(*scan);
+  incremental_->add_source_roots(catalog_roots_);
   for (;;) {
     auto more = incremental_->read_window(out, SIZE_MAX);
     if (!more) return more.error();
@@ -407,8 +408,10 @@ btrfs::Result<void> CatalogSession::verify_candidates(ScanResult& scan, Candidat
                                   : std::vector<btrfs::Subvolume>{});
   // Nearby candidates are read together: per subvolume, in inode order.
   std::map<uint64_t, std::vector<uint64_t>> by_subvolume;
+  // A side run's sources may lie in any subvolume of the catalog that is still there.
   for (const auto& [subvolume, inode] : c.files)
-    if (scanned.count(subvolume)) by_subvolume[subvolume].push_back(inode);
+    if (scanned.count(subvolume) || (side_run_ && incremental_->has_subvolume(subvolume)))
+      by_subvolume[subvolume].push_back(inode);
   c.files.clear();
   for (const auto& [subvolume, inodes] : by_subvolume) {
     auto read = incremental_->read_each(

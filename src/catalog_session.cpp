@@ -222,6 +222,7 @@ btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& o
   const auto old = catalog_->scope();
   side_run_ = old && old->options == scope.options && old->roots != scope.roots &&
               paths_within(scope.roots, old->roots);
+  if (side_run_) catalog_roots_ = old->roots;
   if (!side_run_)
     if (auto ok = catalog_->set_scope(scope); !ok) return ok.error();
 

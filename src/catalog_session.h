@@ -197,6 +197,8 @@ class CatalogSession {
   bool rescan_all_ = false;
   // The roots are subfolders of the catalog's (the subfolder rule above).
   bool side_run_ = false;
+  // A side run's catalogued roots: its twins outside its subvolumes are reached from them.
+  std::vector<std::string> catalog_roots_;
   btrfs::Result<std::optional<ScanResult>> side_scan(
       btrfs::Result<std::unique_ptr<IncrementalScan>> scan, ScanResult out);
   btrfs::Result<void> record_side_run(const RunRecord& run);

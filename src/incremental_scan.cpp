@@ -80,6 +80,7 @@ btrfs::Result<std::unique_ptr<IncrementalScan>> IncrementalScan::of_roots(
   s->roots_ = out.roots;
   if (auto ok = s->add_places(std::move(queue), options.recursive, *all, out); !ok)
     return ok.error();
+  s->all_ = std::move(*all);
   return s;
 }
 
@@ -100,6 +101,7 @@ btrfs::Result<std::unique_ptr<IncrementalScan>> IncrementalScan::of_subvolumes(
   if (!all) return all.error();
   s->roots_ = out.roots;
   if (auto ok = s->add_places(std::move(queue), false, *all, out); !ok) return ok.error();
+  s->all_ = std::move(*all);
   return s;
 }
 
@@ -200,37 +202,88 @@ btrfs::Result<IncrementalScan::Outcome> IncrementalScan::place(ScanResult* into,
   return Outcome::OutOfScope;
 }
 
-btrfs::Result<std::optional<std::string>> IncrementalScan::top_directory(uint64_t subvolume) {
+namespace {
+
+// `path` when it is the top directory of `subvolume` itself, proven, not guessed (not a
+// bind mount's look-alike); nullopt otherwise.
+std::optional<std::string> proven_top(const std::string& path, uint64_t subvolume) {
+  auto fd = btrfs::Fd::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
+  if (!fd) return std::nullopt;
+  struct stat st {};
+  auto id = btrfs::subvolume_id(fd->get());
+  if (::fstat(fd->get(), &st) != 0 || st.st_ino != BTRFS_FIRST_FREE_OBJECTID || !id ||
+      *id != subvolume)
+    return std::nullopt;
+  return path;
+}
+
+}  // namespace
+
+btrfs::Result<std::optional<std::string>> IncrementalScan::top_from(const std::string& root,
+                                                                    uint64_t subvolume,
+                                                                    uint64_t top_inode,
+                                                                    const std::string& prefix) {
+  char* real = ::realpath(root.c_str(), nullptr);
+  if (!real) return std::optional<std::string>{};
+  std::string path = real;
+  std::free(real);
+  if (top_inode == BTRFS_FIRST_FREE_OBJECTID) {
+    if (!prefix.empty()) path += "/" + prefix;
+  } else {
+    // A root inside the subvolume: its path ends with the root's path below the top.
+    auto below = inodes(subvolume).directory_below(top_inode, BTRFS_FIRST_FREE_OBJECTID);
+    if (!below) return below.error();
+    if (!*below || (*below)->empty()) return std::optional<std::string>{};
+    const std::string tail = "/" + **below;
+    if (path.size() < tail.size() || path.compare(path.size() - tail.size(), tail.size(), tail))
+      return std::optional<std::string>{};
+    path.resize(path.size() - tail.size());
+    if (path.empty()) path = "/";
+  }
+  return proven_top(path, subvolume);
+}
+
+btrfs::Result<std::optional<std::string>> IncrementalScan::top_directory(uint64_t subvolume,
+                                                                         int depth) {
   for (const Place& place : places_) {
     if (place.subvolume != subvolume) continue;
-    char* real = ::realpath(roots_[place.root].path.c_str(), nullptr);
-    if (!real) continue;
-    std::string path = real;
-    std::free(real);
-    if (place.top_inode == BTRFS_FIRST_FREE_OBJECTID) {
-      if (!place.prefix.empty()) path += "/" + place.prefix;
-    } else {
-      // A root inside the subvolume: its path ends with the root's path below the top.
-      auto below = inodes(subvolume).directory_below(place.top_inode, BTRFS_FIRST_FREE_OBJECTID);
-      if (!below) return below.error();
-      if (!*below || (*below)->empty()) continue;
-      const std::string tail = "/" + **below;
-      if (path.size() < tail.size() || path.compare(path.size() - tail.size(), tail.size(), tail))
-        continue;
-      path.resize(path.size() - tail.size());
-      if (path.empty()) path = "/";
-    }
-    // Proven, not guessed: the subvolume's top directory itself (not a bind mount's look-alike).
-    auto fd = btrfs::Fd::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
-    if (!fd) continue;
+    auto top = top_from(roots_[place.root].path, subvolume, place.top_inode, place.prefix);
+    if (!top || *top) return top;
+  }
+  for (const SourceRoot& source : source_roots_) {
+    if (source.subvolume != subvolume) continue;
+    auto top = top_from(source.path, subvolume, source.top_inode, "");
+    if (!top || *top) return top;
+  }
+  // Nested: below its parent's top directory, where the parent holds it.
+  const auto sv = std::find_if(all_.begin(), all_.end(),
+                               [&](const btrfs::Subvolume& s) { return s.id == subvolume; });
+  constexpr int kDeepestNesting = 64;
+  if (sv == all_.end() || sv->parent_id == 0 || depth == kDeepestNesting)
+    return std::optional<std::string>{};
+  auto parent = top_directory(sv->parent_id, depth + 1);
+  if (!parent || !*parent) return parent;
+  auto dir = inodes(sv->parent_id).directory_below(sv->dir_id, BTRFS_FIRST_FREE_OBJECTID);
+  if (!dir) return dir.error();
+  if (!*dir) return std::optional<std::string>{};
+  const std::string below = join_relative(**dir, basename_of(sv->path));
+  return proven_top(**parent == "/" ? "/" + below : **parent + "/" + below, subvolume);
+}
+
+bool IncrementalScan::has_subvolume(uint64_t subvolume) const {
+  return std::any_of(all_.begin(), all_.end(),
+                     [&](const btrfs::Subvolume& s) { return s.id == subvolume; });
+}
+
+void IncrementalScan::add_source_roots(const std::vector<std::string>& roots) {
+  for (const auto& root : roots) {
+    auto fd = btrfs::Fd::open(root, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
+    if (!fd) continue;  // gone since: its subvolumes may still be reached otherwise
     struct stat st {};
     auto id = btrfs::subvolume_id(fd->get());
-    if (::fstat(fd->get(), &st) != 0 || st.st_ino != BTRFS_FIRST_FREE_OBJECTID || !id ||
-        *id != subvolume)
-      continue;
-    return std::optional<std::string>{path};
+    if (::fstat(fd->get(), &st) != 0 || !id) continue;
+    source_roots_.push_back({*id, st.st_ino, root});
   }
-  return std::optional<std::string>{};
 }
 
 btrfs::Result<IncrementalScan::Outcome> IncrementalScan::add_outside(ScanResult& out,

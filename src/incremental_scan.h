@@ -74,6 +74,12 @@ class IncrementalScan {
   // root (a subfolder mounted by itself); NoData: no regular extent.
   btrfs::Result<Outcome> add_outside(ScanResult& out, uint64_t subvolume, uint64_t inode,
                                      const InodeState& state);
+  // Directories through which add_outside() may also reach subvolumes no root of the scan
+  // is in (a side run's catalogued roots: its twins may lie in other subvolumes). One
+  // that cannot be opened now is passed over.
+  void add_source_roots(const std::vector<std::string>& roots);
+  // Whether the subvolume existed when the scan began (a catalogued twin's may be gone).
+  bool has_subvolume(uint64_t subvolume) const;
   // The files of the next window of a full scan read in windows (a run too large to hold
   // whole): reads the subvolume trees of the places sequentially from where the last window
   // stopped and adds the files the full scan would have (as add() does) until `out` holds
@@ -127,8 +133,14 @@ class IncrementalScan {
                                  std::vector<bool>& folded);
   btrfs::Result<void> mark_aliases(ScanResult& out, uint64_t subvolume, const Chunk& chunk);
 
-  // The absolute path of `subvolume`'s top directory, from a root below it; nullopt: none.
-  btrfs::Result<std::optional<std::string>> top_directory(uint64_t subvolume);
+  // The absolute path of `subvolume`'s top directory: from a root in it (a place or a
+  // source root), or below its parent's top directory; nullopt: none reaches it.
+  btrfs::Result<std::optional<std::string>> top_directory(uint64_t subvolume, int depth = 0);
+  // The top directory of `subvolume` as reached from `root`, whose directory is `top_inode`
+  // of it, `prefix` below the root (a nested subvolume's place); nullopt: not reached.
+  btrfs::Result<std::optional<std::string>> top_from(const std::string& root,
+                                                     uint64_t subvolume, uint64_t top_inode,
+                                                     const std::string& prefix);
 
   btrfs::Fd fd_;
   ScanOptions options_;
@@ -138,6 +150,12 @@ class IncrementalScan {
   std::vector<Place> places_;
   std::map<uint64_t, SubvolumeInodes> inodes_;
   std::vector<ScanRoot> roots_;
+  struct SourceRoot {
+    uint64_t subvolume = 0, top_inode = 0;
+    std::string path;
+  };
+  std::vector<SourceRoot> source_roots_;  // add_source_roots()
+  std::vector<btrfs::Subvolume> all_;     // the filesystem's subvolumes when the scan began
   uint64_t changed_items_ = 0, changed_calls_ = 0;
   // Node of (place index, directory inode) in the path table of the scan result being
   // filled: each directory's path is stored once, not in every file's path.

@@ -208,6 +208,60 @@ TEST_F(CliHabitsTest, HashfileRunOfASubfolderUsesTheCataloguedTwinsOutsideIt) {
   EXPECT_EQ(outside(), before);
 }
 
+// The same with subvolumes, as NAS shares are: the side run of b/sub reaches the twins in
+// subvolume a from the catalogued roots (a itself, or the top holding a and b), as
+// sources only; a's tree is not written (its generation stays).
+class SubfolderOfSubvolumesTest : public CliTest {
+ protected:
+  void side_run_dedupes_against(const std::vector<std::string>& catalogued) {
+    const std::string root = shell_quote(path(""));
+    sh("cd " + root + " && btrfs -q subvolume create a && btrfs -q subvolume create b && " +
+       "head -c 3145728 /dev/urandom > a/x && head -c 2097152 /dev/urandom > a/y && " +
+       "mkdir b/sub && sync");
+    struct Hashfile {
+      std::string path = "/tmp/btrdedupe-subvolumes-" + std::to_string(::getpid()) + ".hash";
+      ~Hashfile() { ::unlink(path.c_str()); }
+    } hashfile;
+    const std::string hash = " --hashfile=" + shell_quote(hashfile.path) + " ";
+    std::string roots;
+    for (const auto& r : catalogued) roots += " " + shell_quote(path(r));
+    std::string out, err;
+    ASSERT_EQ(btrdedupe_split("-dr --json" + hash + roots, &out, &err), 0) << out << err;
+    sh("cd " + root + " && cp -a --reflink=never a/x a/y b/sub/ && sync && " +
+       "btrfs filesystem sync " + root + " >/dev/null");
+    auto generation_of_a = [&] {
+      return sh("btrfs subvolume show " + shell_quote(path("a")) +
+                " | awk '$1 == \"Generation:\" { print $2 }'");
+    };
+    auto a_files = [&] {
+      return sh("cd " + root + " && stat -c '%n %y %s' a/x a/y && sha256sum a/x a/y && " +
+                "for f in a/x a/y; do filefrag -v $f | awk '/^ *[0-9]+:/ { print $4 }'; done");
+    };
+    const std::string generation = generation_of_a(), files = a_files();
+    ASSERT_EQ(btrdedupe_split("-dr --json" + hash + shell_quote(path("b/sub")), &out, &err), 0)
+        << out << err;
+    const auto j = nlohmann::json::parse(out);
+    EXPECT_EQ(j["totals"]["whole_file_groups"], 2) << out;
+    EXPECT_EQ(j["totals"]["bytes_deduped"], 5 << 20) << out;
+    EXPECT_TRUE(shared("b/sub/x"));
+    EXPECT_TRUE(shared("b/sub/y"));
+    sh("btrfs filesystem sync " + root + " >/dev/null");
+    EXPECT_EQ(sh("btrfs filesystem du -s --raw " + shell_quote(path("b/sub")) +
+                 " | awk 'NR == 2 { print $2 }'"),
+              "0\n");
+    EXPECT_EQ(a_files(), files);
+    EXPECT_EQ(generation_of_a(), generation);
+  }
+};
+
+TEST_F(SubfolderOfSubvolumesTest, TwinsInAnotherCataloguedSubvolumeAreSources) {
+  side_run_dedupes_against({"a", "b"});
+}
+
+TEST_F(SubfolderOfSubvolumesTest, TwinsInASubvolumeNestedBelowTheCataloguedRoot) {
+  side_run_dedupes_against({""});
+}
+
 // A run in windows (-B) on a real terminal (script(1)): one line, redrawn in place, that
 // names the window of all and the run's bytes; nothing stacked per window or phase.
 TEST_F(CliHabitsTest, OneProgressLineForAWindowedRun) {
