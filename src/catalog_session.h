@@ -180,7 +180,7 @@ class CatalogSession {
   btrfs::Result<std::optional<ScanResult>> find_changed(ScanResult scan);
   btrfs::Result<void> check_directory(uint64_t subvolume, uint64_t dir);
   btrfs::Result<FingerprintResult> fingerprint_incremental(ScanResult& scan, CatalogStats& stats);
-  // fingerprint_incremental()'s steps (src/catalog_incremental.cpp): the catalogued twins
+  // fingerprint_incremental()'s steps (src/catalog_twins.cpp): the catalogued twins
   // of the changed files are gathered, then verified against the tree and added.
   struct Candidates;
   void consider_twins(const std::vector<FileKey>& keys, bool whole, Candidates& c) const;
@@ -238,7 +238,7 @@ class CatalogSession {
   // Incremental runs keep their rows until record() (few: the changed files).
   std::unordered_map<FileKey, Fingerprinted, FileKeyHash> fingerprinted_;
 
-  // Incremental runs (src/catalog_incremental.cpp).
+  // Incremental runs (src/catalog_incremental.cpp, src/catalog_twins.cpp).
   std::unique_ptr<IncrementalScan> incremental_;
   std::unordered_map<uint64_t, uint64_t> recorded_generations_;
   std::unordered_set<FileKey, FileKeyHash> seen_;    // inodes looked at already
