@@ -86,15 +86,20 @@ btrfs::Result<std::unordered_map<uint64_t, uint64_t>> CatalogSession::generation
 btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open(JobOptions& options) {
   auto catalog = Catalog::open(options.hashfile);
   if (!catalog) return catalog.error();
-  std::unique_ptr<CatalogSession> s(new CatalogSession(std::move(*catalog)));  // private ctor
+  return on(std::move(*catalog), options);
+}
+
+btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::on(
+    std::unique_ptr<Catalog> catalog, JobOptions& options) {
+  std::unique_ptr<CatalogSession> s(new CatalogSession(std::move(catalog)));  // private ctor
   if (options.paths.empty()) {
     const auto scope = s->catalog_->scope();
     if (!scope || scope->roots.empty())
-      return btrfs::Error{EINVAL, "hashfile " + options.hashfile +
+      return btrfs::Error{EINVAL, "hashfile " + s->path() +
                                       " holds no earlier run to repeat: give the paths to scan"};
     options.paths = scope->roots;
     if (scope->options.find(" exclude=") != std::string::npos)
-      return btrfs::Error{EINVAL, "hashfile " + options.hashfile +
+      return btrfs::Error{EINVAL, "hashfile " + s->path() +
                                       " was made by a run with --exclude: give its paths and "
                                       "patterns again to repeat it"};
     apply_options_text(scope->options, options);

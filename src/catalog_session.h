@@ -55,6 +55,10 @@ class CatalogSession {
   // Opens the hashfile. With no paths in `options`, fills them (and the options that shape
   // results) from the catalog: a replay of its last run.
   static btrfs::Result<std::unique_ptr<CatalogSession>> open(JobOptions& options);
+  // open() on a catalog open already (Catalog::open, or Catalog::open_in_memory in unit
+  // tests): the same replay of its last run when `options` has no paths.
+  static btrfs::Result<std::unique_ptr<CatalogSession>> on(std::unique_ptr<Catalog> catalog,
+                                                           JobOptions& options);
 
   // A catalog in a new temporary file (in $TMPDIR, else /var/tmp: on disk, not in memory),
   // removed when the session ends: what a run read in windows without --hashfile matches
