@@ -55,6 +55,10 @@ class CatalogSession {
   // Opens the hashfile. With no paths in `options`, fills them (and the options that shape
   // results) from the catalog: a replay of its last run.
   static btrfs::Result<std::unique_ptr<CatalogSession>> open(JobOptions& options);
+  // open() on a catalog open already (Catalog::open, or Catalog::open_in_memory in unit
+  // tests): the same replay of its last run when `options` has no paths.
+  static btrfs::Result<std::unique_ptr<CatalogSession>> on(std::unique_ptr<Catalog> catalog,
+                                                           JobOptions& options);
 
   // A catalog in a new temporary file (in $TMPDIR, else /var/tmp: on disk, not in memory),
   // removed when the session ends: what a run read in windows without --hashfile matches
@@ -180,7 +184,7 @@ class CatalogSession {
   btrfs::Result<std::optional<ScanResult>> find_changed(ScanResult scan);
   btrfs::Result<void> check_directory(uint64_t subvolume, uint64_t dir);
   btrfs::Result<FingerprintResult> fingerprint_incremental(ScanResult& scan, CatalogStats& stats);
-  // fingerprint_incremental()'s steps (src/catalog_incremental.cpp): the catalogued twins
+  // fingerprint_incremental()'s steps (src/catalog_twins.cpp): the catalogued twins
   // of the changed files are gathered, then verified against the tree and added.
   struct Candidates;
   void consider_twins(const std::vector<FileKey>& keys, bool whole, Candidates& c) const;
@@ -240,7 +244,7 @@ class CatalogSession {
   // Incremental runs keep their rows until record() (few: the changed files).
   std::unordered_map<FileKey, Fingerprinted, FileKeyHash> fingerprinted_;
 
-  // Incremental runs (src/catalog_incremental.cpp).
+  // Incremental runs (src/catalog_incremental.cpp, src/catalog_twins.cpp).
   std::unique_ptr<IncrementalScan> incremental_;
   std::unordered_map<uint64_t, uint64_t> recorded_generations_;
   std::unordered_set<FileKey, FileKeyHash> seen_;    // inodes looked at already

@@ -56,7 +56,7 @@ constexpr uint64_t kFirstInode = 257;           // BTRFS_FIRST_FREE_OBJECTID
 constexpr uint64_t kFirstSubvolume = 256;
 constexpr double kSigma = 1.618;  // stddev of ln(size) over linux-source-6.1's files
 constexpr uint32_t kDuplicatePercent = 5;
-constexpr size_t kTwinsPerHash = 2;  // kWindowTwinsPerHash in catalog_incremental.cpp
+constexpr size_t kTwinsPerHash = 2;  // kWindowTwinsPerHash in catalog_twins.cpp
 constexpr uint64_t kNewContent = 1ULL << 48;  // content ids of the batches' new files
 
 struct Options {

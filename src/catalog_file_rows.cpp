@@ -1,0 +1,145 @@
+// The catalog's files and anchors tables: a file's row read by key, directory or content
+// hash, and rows with their anchors written and removed.
+#include "src/catalog.h"
+#include "src/catalog_statements.h"
+
+namespace btrdedupe {
+namespace {
+
+using catalog_sql::Stmt;
+using catalog_sql::as_int;
+using catalog_sql::as_uint;
+
+// size, mtime_ns, flags, whole_hash, parent from column `first` on.
+CatalogFile row_of(const Stmt& s, int first) {
+  CatalogFile f;
+  f.size = as_uint(s.col(first));
+  f.mtime_ns = s.col(first + 1);
+  f.flags = as_uint(s.col(first + 2));
+  if (!s.null(first + 3)) f.whole_hash = as_uint(s.col(first + 3));
+  if (!s.null(first + 4)) f.parent = as_uint(s.col(first + 4));
+  return f;
+}
+
+}  // namespace
+
+std::unordered_map<FileKey, CatalogFile, FileKeyHash> Catalog::files() const {
+  std::unordered_map<FileKey, CatalogFile, FileKeyHash> out;
+  Stmt s(prepare("SELECT subvolume, inode, size, mtime_ns, flags, whole_hash, parent FROM files"));
+  while (s && s.row()) out[{as_uint(s.col(0)), as_uint(s.col(1))}] = row_of(s, 2);
+  return out;
+}
+
+void Catalog::for_each_file(
+    const std::function<void(const FileKey&, const CatalogFile&)>& fn) const {
+  // The primary key's order: a walk of the table, no sort.
+  Stmt s(prepare("SELECT subvolume, inode, size, mtime_ns, flags, whole_hash, parent FROM files "
+                 "ORDER BY subvolume, inode"));
+  while (s && s.row()) fn({as_uint(s.col(0)), as_uint(s.col(1))}, row_of(s, 2));
+}
+
+std::optional<CatalogFile> Catalog::file(const FileKey& key) const {
+  Stmt s(cached("SELECT size, mtime_ns, flags, whole_hash, parent FROM files "
+                "WHERE subvolume = ? AND inode = ?"),
+         false);
+  s.bind(1, as_int(key.subvolume));
+  s.bind(2, as_int(key.inode));
+  if (!s || !s.row()) return std::nullopt;
+  return row_of(s, 0);
+}
+
+std::vector<uint64_t> Catalog::files_in_directory(uint64_t subvolume, uint64_t dir) const {
+  std::vector<uint64_t> out;
+  Stmt s(cached("SELECT inode FROM files WHERE subvolume = ? AND parent = ?"), false);
+  s.bind(1, as_int(subvolume));
+  s.bind(2, as_int(dir));
+  while (s && s.row()) out.push_back(as_uint(s.col(0)));
+  return out;
+}
+
+uint64_t Catalog::file_count(uint64_t subvolume) const {
+  Stmt s(prepare("SELECT count(*) FROM files WHERE subvolume = ?"));
+  s.bind(1, as_int(subvolume));
+  return s && s.row() ? as_uint(s.col(0)) : 0;
+}
+
+std::vector<FileKey> Catalog::files_with_hash(uint64_t hash) const {
+  std::vector<FileKey> out;
+  Stmt s(cached("SELECT subvolume, inode FROM files WHERE whole_hash = ?"), false);
+  s.bind(1, as_int(hash));
+  while (s && s.row()) out.push_back({as_uint(s.col(0)), as_uint(s.col(1))});
+  return out;
+}
+
+std::vector<FileKey> Catalog::files_with_anchor(uint64_t hash) const {
+  std::vector<FileKey> out;
+  Stmt s(cached("SELECT subvolume, inode FROM anchors WHERE hash = ?"), false);
+  s.bind(1, as_int(hash));
+  while (s && s.row()) out.push_back({as_uint(s.col(0)), as_uint(s.col(1))});
+  return out;
+}
+
+btrfs::Result<void> Catalog::put_file(const FileKey& key, const CatalogFile& file,
+                                      const std::vector<uint64_t>& anchors) {
+  if (auto ok = remove_file(key); !ok) return ok;
+  return add_file(key, file, anchors);
+}
+
+btrfs::Result<void> Catalog::add_file(const FileKey& key, const CatalogFile& file,
+                                      const std::vector<uint64_t>& anchors) {
+  Stmt f(cached("INSERT OR REPLACE INTO files"
+                "(subvolume, inode, size, mtime_ns, flags, whole_hash, parent) "
+                "VALUES(?, ?, ?, ?, ?, ?, ?)"),
+         false);
+  f.bind(1, as_int(key.subvolume));
+  f.bind(2, as_int(key.inode));
+  f.bind(3, as_int(file.size));
+  f.bind(4, file.mtime_ns);
+  f.bind(5, as_int(file.flags));
+  if (file.whole_hash) f.bind(6, as_int(*file.whole_hash));
+  if (file.parent) f.bind(7, as_int(file.parent));
+  if (f.step() != SQLITE_DONE) return error("writing a file row");
+  Stmt a(cached("INSERT OR IGNORE INTO anchors(hash, subvolume, inode) VALUES(?, ?, ?)"), false);
+  for (uint64_t hash : anchors) {
+    sqlite3_reset(a.get());
+    a.bind(1, as_int(hash));
+    a.bind(2, as_int(key.subvolume));
+    a.bind(3, as_int(key.inode));
+    if (a.step() != SQLITE_DONE) return error("writing an anchor row");
+  }
+  return {};
+}
+
+btrfs::Result<void> Catalog::remove_file(const FileKey& key) {
+  static constexpr const char* kDeletes[] = {"DELETE FROM files WHERE subvolume = ? AND inode = ?",
+                                             "DELETE FROM anchors WHERE subvolume = ? AND inode = ?"};
+  for (const char* sql : kDeletes) {
+    Stmt s(cached(sql), false);
+    s.bind(1, as_int(key.subvolume));
+    s.bind(2, as_int(key.inode));
+    if (s.step() != SQLITE_DONE) return error("removing a file row");
+  }
+  return {};
+}
+
+btrfs::Result<void> Catalog::set_parent(const FileKey& key, uint64_t parent) {
+  Stmt s(cached("UPDATE files SET parent = ? WHERE subvolume = ? AND inode = ?"), false);
+  s.bind(1, as_int(parent));
+  s.bind(2, as_int(key.subvolume));
+  s.bind(3, as_int(key.inode));
+  if (s.step() != SQLITE_DONE) return error("updating a file's directory");
+  return {};
+}
+
+btrfs::Result<void> Catalog::remove_subvolume_files(uint64_t subvolume) {
+  static constexpr const char* kDeletes[] = {"DELETE FROM files WHERE subvolume = ?",
+                                             "DELETE FROM anchors WHERE subvolume = ?"};
+  for (const char* sql : kDeletes) {
+    Stmt s(prepare(sql));
+    s.bind(1, as_int(subvolume));
+    if (s.step() != SQLITE_DONE) return error("removing a subvolume's rows");
+  }
+  return {};
+}
+
+}  // namespace btrdedupe

@@ -1,0 +1,213 @@
+// fingerprint() of an incremental or windowed run: the catalogued files that may duplicate
+// the scan's own are looked up by whole-file hash and anchor, verified against the tree, and added.
+#include <map>
+#include <set>
+
+#include "src/catalog_file_state.h"
+#include "src/catalog_session.h"
+#include "src/file_extent_index.h"
+#include "src/snapshot_family.h"
+
+namespace btrdedupe {
+namespace {
+
+using catalog_state::same_state;
+
+using Outcome = IncrementalScan::Outcome;
+
+// Earlier windows' files taken as twins of a window's file: per whole-file hash one, the
+// source of the rest (this run wrote the rows, so it is gone only if deleted meanwhile);
+// per anchor two, as files sharing an anchor may share no more than that.
+constexpr size_t kWindowTwinsPerWholeHash = 1;
+constexpr size_t kWindowTwinsPerAnchor = 2;
+// Files of windows still to come taken per hash as ahead twins (CatalogSession::
+// index_window), and at most this many per file of the window: past them, a copy is
+// deduped in its own window, reading its source again. Four keeps a window's memory
+// bounded (52.8 MiB peak on 8 copies of linux-source) while 8 copies still take every
+// copy in the window of the first or the second (two: 11,748 MiB read against 11,377).
+constexpr size_t kAheadTwinsPerHash = 15;
+constexpr size_t kAheadTwinsPerWindowFile = 4;
+
+}  // namespace
+
+// The catalogued files that may duplicate the scan's own, before they are verified.
+struct CatalogSession::Candidates {
+  std::unordered_set<FileKey, FileKeyHash> in_scan;
+  std::set<std::pair<uint64_t, uint64_t>> files;  // ordered: a deterministic scan
+  std::unordered_map<FileKey, bool, FileKeyHash> ahead_keys;  // -> taken by whole hash
+  // Earlier twins taken by a whole-file hash that two or more earlier files share.
+  std::unordered_set<FileKey, FileKeyHash> grouped_before;
+  size_t ahead_bound = 0;
+};
+
+btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanResult& scan,
+                                                                        CatalogStats& stats) {
+  stats.incremental = !windowed_ && !side_run_;  // a side run read its roots whole
+  if (windowed_ && !writing_) {  // the whole run's rows in one transaction, as a full run's
+    if (auto ok = catalog_->begin(); !ok) return ok.error();
+    writing_ = true;
+  }
+  // Every file of the scan is new or changed; those an earlier window settled as its ahead
+  // twins (whole files) need no sums: their rows stand, and their twins were taken.
+  std::vector<bool> own_wanted(scan.files.size(), true);
+  for (uint32_t i = 0; i < scan.files.size(); ++i)
+    own_wanted[i] = !settled_whole_.contains(scan.files[i].subvolume, scan.files[i].inode);
+  auto fp = btrdedupe::fingerprint(scan, {}, &own_wanted, read_threads_);
+  if (!fp) return fp.error();
+  stats.files_changed = scan.files.size();
+
+  const uint16_t cs = scan.fs.csum_size;
+  Candidates candidates;
+  for (const auto& f : scan.files) candidates.in_scan.insert({f.subvolume, f.inode});
+  candidates.ahead_bound = kAheadTwinsPerWindowFile * scan.files.size();
+  if (auto ok = put_rows_and_find_twins(scan, *fp, own_wanted, candidates); !ok)
+    return ok.error();
+  const size_t changed = scan.files.size();
+  if (auto ok = verify_candidates(scan, candidates); !ok) return ok.error();
+  stats.candidates = scan.files.size() - changed;
+  stats.stale_rows = stale_.size();
+  const uint64_t gone = changed_with_row_ + stale_.size();
+  stats.files_known = known_rows_ > gone ? known_rows_ - gone : 0;
+  const auto order = incremental_->finish(scan);
+  earlier_.assign(order.size(), false);
+  std::vector<bool> wanted(order.size(), false);
+  for (uint32_t i = 0; i < order.size(); ++i) wanted[i] = order[i] >= changed;
+  grouped_before_.assign(order.size(), false);
+  if (windowed_) {
+    earlier_ = wanted;
+    for (uint32_t i = 0; i < order.size(); ++i)
+      grouped_before_[i] = wanted[i] && candidates.grouped_before.count(
+                                            {scan.files[i].subvolume, scan.files[i].inode});
+  }
+  mark_ahead(scan, order, changed, candidates.ahead_keys);
+  if (stats.candidates == 0) return fp;
+  auto more = btrdedupe::fingerprint(scan, {}, &wanted, read_threads_);
+  if (!more) return more.error();
+  fp->files = FileSumsTable::gather(order.size(), cs, [&](size_t i) {
+    return wanted[i] ? more->files[i] : fp->files[order[i]];
+  });
+  fp->stats.add(more->stats);
+  return fp;
+}
+
+void CatalogSession::consider_twins(const std::vector<FileKey>& keys, bool whole,
+                                    Candidates& c) const {
+  size_t taken = 0, ahead = 0;
+  const FileKey* first_taken = nullptr;
+  for (const auto& k : keys) {
+    if (c.in_scan.count(k) || stale_.count(k)) continue;
+    if (look_ahead_ && !incremental_->window_passed(k.subvolume, k.inode)) {
+      if (taken_ahead_.contains(k.subvolume, k.inode) || ahead == kAheadTwinsPerHash ||
+          c.ahead_keys.size() >= c.ahead_bound)
+        continue;  // settled by an earlier window, or left to its own
+      c.files.emplace(k.subvolume, k.inode);
+      auto [it, fresh] = c.ahead_keys.emplace(k, whole);
+      if (!fresh) it->second = it->second || whole;
+      ++ahead;
+      continue;
+    }
+    // A window needs a source for its files, not every earlier twin: those were matched
+    // with each other in their own windows. The bound keeps a window's memory flat
+    // however many copies came before.
+    if (windowed_ && taken == (whole ? kWindowTwinsPerWholeHash : kWindowTwinsPerAnchor)) {
+      if (whole && first_taken) c.grouped_before.insert(*first_taken);
+      continue;
+    }
+    c.files.emplace(k.subvolume, k.inode);
+    first_taken = &k;
+    ++taken;
+  }
+}
+
+// The rows of the scan's own files (kept until record(), or written now in windows), and
+// the catalogued files with the same whole-file hash or anchors as candidates.
+btrfs::Result<void> CatalogSession::put_rows_and_find_twins(const ScanResult& scan,
+                                                            const FingerprintResult& fp,
+                                                            const std::vector<bool>& own_wanted,
+                                                            Candidates& c) {
+  const FileExtentIndex index(scan);  // where each file's data lies: its hole map
+  // Rows the first pass wrote stand (the same sums make the same row).
+  const std::vector<bool> indexed =
+      look_ahead_ ? summed_from_csums(scan) : std::vector<bool>(scan.files.size(), false);
+  for (uint32_t i = 0; i < scan.files.size(); ++i) {
+    if (!own_wanted[i]) continue;
+    const auto& f = scan.files[i];
+    Fingerprinted entry = fingerprinted(scan, index, fp.files[i], i);
+    if (entry.row.whole_hash)
+      consider_twins(catalog_->files_with_hash(*entry.row.whole_hash), true, c);
+    for (uint64_t h : entry.anchors) consider_twins(catalog_->files_with_anchor(h), false, c);
+    if (indexed[i]) continue;
+    if (windowed_) {  // written now: the next windows look this file up
+      if (auto ok = catalog_->add_file({f.subvolume, f.inode}, entry.row, entry.anchors); !ok)
+        return ok;
+    } else {
+      fingerprinted_[{f.subvolume, f.inode}] = std::move(entry);
+    }
+  }
+  return {};
+}
+
+// Verify before use: a candidate is read from the tree now; gone or out of scope, its row
+// goes; changed since the run began, it is left for the next run.
+btrfs::Result<void> CatalogSession::verify_candidates(ScanResult& scan, Candidates& c) {
+  std::unordered_set<uint64_t> scanned;
+  for (const auto& sv : scan.subvolumes) scanned.insert(sv.id);
+  // The read-only snapshots that fold into a candidate's file, by the windows' rule.
+  const SnapshotFamily family(incremental_->folds_readonly_aliases()
+                                  ? scan.subvolumes
+                                  : std::vector<btrfs::Subvolume>{});
+  // Nearby candidates are read together: per subvolume, in inode order.
+  std::map<uint64_t, std::vector<uint64_t>> by_subvolume;
+  // A side run's sources may lie in any subvolume of the catalog that is still there.
+  for (const auto& [subvolume, inode] : c.files)
+    if (scanned.count(subvolume) || (side_run_ && incremental_->has_subvolume(subvolume)))
+      by_subvolume[subvolume].push_back(inode);
+  c.files.clear();
+  for (const auto& [subvolume, inodes] : by_subvolume) {
+    auto read = incremental_->read_each(
+        subvolume, inodes, [&](uint64_t inode, const InodeState* state) -> btrfs::Result<void> {
+          return verify_candidate(scan, subvolume, inode, state, family);
+        });
+    if (!read) return read;
+  }
+  return {};
+}
+
+// A candidate as read from the tree (`state`; nullptr: gone) joins the scan if its row
+// still holds.
+btrfs::Result<void> CatalogSession::verify_candidate(ScanResult& scan, uint64_t subvolume,
+                                                     uint64_t inode, const InodeState* state,
+                                                     const SnapshotFamily& family) {
+  const FileKey key{subvolume, inode};
+  const auto row = catalog_->file(key);
+  if (!row) return {};
+  if (!state) {
+    stale_.insert(key);
+    return {};
+  }
+  if (!same_state(*row, state->item)) return {};
+  auto added = incremental_->add(scan, subvolume, inode, *state);
+  if (!added) return added.error();
+  if (*added != Outcome::Added && side_run_) {
+    // Outside the roots of a side run: a source, and its row stays either way.
+    auto outside = incremental_->add_outside(scan, subvolume, inode, *state);
+    return outside ? btrfs::Result<void>{} : btrfs::Result<void>(outside.error());
+  }
+  if (*added != Outcome::Added) {
+    stale_.insert(key);
+    return {};
+  }
+  // A snapshot's file has the original's inode number: same extents, the full
+  // scan would have folded it into this one.
+  const auto file = static_cast<uint32_t>(scan.files.size() - 1);
+  for (uint64_t snap : family.folded_into(subvolume)) {
+    auto copy = incremental_->read(snap, inode);
+    if (!copy) return copy.error();
+    if (!*copy || !same_layout(*state, **copy)) continue;
+    scan.files[file].readonly_alias = true;
+    scan.readonly_alias_subvolumes.add(file, snap);
+  }
+  return {};
+}
+
+}  // namespace btrdedupe
