@@ -9,7 +9,6 @@
 #include <numeric>
 #include <tuple>
 
-#include "btrfs/tree_search.h"
 
 namespace btrdedupe {
 namespace {
@@ -66,7 +65,10 @@ btrfs::Result<std::unique_ptr<IncrementalScan>> IncrementalScan::of_roots(
     if (!subvol) return subvol.error();
     const auto index = static_cast<uint32_t>(out.roots.size());
     out.roots.push_back({root, false});
-    if (!s->fd_.valid()) s->fd_ = std::move(*fd);
+    if (!s->fd_.valid()) {
+      s->fd_ = std::move(*fd);
+      s->search_through_fd();
+    }
     if (options.excluded_subvolumes.count(*subvol)) {
       ++out.excluded;
       continue;
@@ -90,16 +92,39 @@ btrfs::Result<std::unique_ptr<IncrementalScan>> IncrementalScan::of_subvolumes(
   auto fd = open_on_btrfs(fs_path, &out.fs);
   if (!fd) return fd.error();
   s->fd_ = std::move(*fd);
+  s->search_through_fd();
+  auto all = btrfs::list_subvolumes(fs_path);
+  if (!all) return all.error();
+  if (auto ok = s->add_subvolumes(subvolumes, *all, out); !ok) return ok.error();
+  return s;
+}
+
+std::unique_ptr<IncrementalScan> IncrementalScan::of_tree_source(
+    btrfs::TreeSource& trees, const std::vector<SubvolumeRoot>& subvolumes,
+    const std::vector<btrfs::Subvolume>& all, const ScanOptions& options, ScanResult& out) {
+  std::unique_ptr<IncrementalScan> s(new IncrementalScan());
+  s->options_ = options;
+  s->trees_ = &trees;
+  // Not recursive: add_places searches nothing, so it cannot fail.
+  (void)s->add_subvolumes(subvolumes, all, out);
+  return s;
+}
+
+btrfs::Result<void> IncrementalScan::add_subvolumes(const std::vector<SubvolumeRoot>& subvolumes,
+                                                    const std::vector<btrfs::Subvolume>& all,
+                                                    ScanResult& out) {
   std::vector<Place> queue;
   for (const auto& sv : subvolumes) {
     queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, "", static_cast<uint32_t>(out.roots.size())});
     out.roots.push_back({sv.path, false});
   }
-  auto all = btrfs::list_subvolumes(fs_path);
-  if (!all) return all.error();
-  for (const auto& r : out.roots) s->roots_.push_back(r.path);
-  if (auto ok = s->add_places(std::move(queue), false, *all, out); !ok) return ok.error();
-  return s;
+  for (const auto& r : out.roots) roots_.push_back(r.path);
+  return add_places(std::move(queue), false, all, out);
+}
+
+void IncrementalScan::search_through_fd() {
+  kernel_trees_ = std::make_unique<btrfs::KernelTreeSource>(fd_.get());
+  trees_ = kernel_trees_.get();
 }
 
 btrfs::Result<void> IncrementalScan::add_places(std::vector<Place> queue, bool recursive,
@@ -131,7 +156,7 @@ btrfs::Result<void> IncrementalScan::add_places(std::vector<Place> queue, bool r
 }
 
 SubvolumeInodes& IncrementalScan::inodes(uint64_t subvolume) {
-  return inodes_.try_emplace(subvolume, fd_.get(), subvolume).first->second;
+  return inodes_.try_emplace(subvolume, *trees_, subvolume).first->second;
 }
 
 btrfs::Result<void> IncrementalScan::changed_inodes(
@@ -145,7 +170,8 @@ btrfs::Result<void> IncrementalScan::changed_inodes(
   // The kernel skips leaves (and whole subtrees) older than this; TreeSearch then drops
   // the inode items in the leaves it returns that are older themselves (their transid).
   key.min_transid = since + 1;
-  btrfs::TreeSearch search(fd_.get(), key, 1 << 20);
+  const auto cursor = trees_->search(key, 1 << 20);
+  btrfs::ItemCursor& search = *cursor;
   const std::string where = "subvolume " + std::to_string(subvolume);
   for (;;) {
     auto next = search.next();
@@ -308,11 +334,12 @@ btrfs::Result<ScanResult> reread_files(int fd, const ScanResult& scan) {
 
 btrfs::Result<void> reread_in_place(int fd, ScanResult& scan, const std::vector<bool>& which) {
   std::erase_if(scan.extents, [&](const FileExtent& e) { return which[e.file]; });
+  btrfs::KernelTreeSource trees(fd);
   std::map<uint64_t, SubvolumeInodes> readers;
   for (uint32_t i = 0; i < scan.files.size(); ++i) {
     if (!which[i]) continue;
     ScannedFile& f = scan.files[i];
-    auto& reader = readers.try_emplace(f.subvolume, fd, f.subvolume).first->second;
+    auto& reader = readers.try_emplace(f.subvolume, trees, f.subvolume).first->second;
     auto state = reader.read(f.inode, true);
     if (!state) return state.error();
     if (!*state) {  // gone since: no extents, and a state no live file has
