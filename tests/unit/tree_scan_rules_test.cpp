@@ -143,7 +143,7 @@ TEST_F(TreeScanRules, HolesAndPreallocArePassedOver) {
   fs_tree.prealloc(257, 0, 1 << 20, 1 << 30);
   fs_tree.file(258, kTop, "sparse", 4 << 20);
   fs_tree.hole(258, 0, 1 << 20);  // explicit hole items: filesystems without no-holes
-  fs_tree.extent(258, 1 << 20, 64 << 10, 2 << 30);
+  fs_tree.extent(258, 1 << 20, 64 << 10, 2ull << 30);
   fs_tree.file(259, kTop, "tiny", 3);
   fs_tree.inline_extent(259, "abc");
   auto r = scan(BTRFS_FS_TREE_OBJECTID, kTop, {});
