@@ -1,4 +1,5 @@
-// Decoders of on-disk btrfs items, as returned by tree search.
+// Decoders of on-disk btrfs items, as returned by tree search, and their encoders (for
+// in-memory trees in tests: btrfs/tree_source.h).
 //
 // Every decoder takes untrusted bytes: it checks lengths and never reads out of bounds;
 // a short or malformed item gives an Error (code EUCLEAN) saying which item and why.
@@ -9,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "btrfs/result.h"
@@ -150,5 +152,19 @@ Result<CsumItem> decode_csum_item(uint64_t key_offset, std::span<const uint8_t> 
 // generation, ROOT_ITEM generation, EXTENT_ITEM generation); nullopt otherwise or when
 // the bytes are too short to tell.
 std::optional<uint64_t> item_generation(uint8_t type, std::span<const uint8_t> data);
+
+// Encoders: the on-disk bytes each decoder above reads back as the same value (fields the
+// structs do not hold are zero). For building synthetic trees; not used on a filesystem.
+std::vector<uint8_t> encode_inode_item(const InodeItem& item);
+// INODE_REF entries of one parent (the key offset holds it: InodeName::parent is not stored).
+std::vector<uint8_t> encode_inode_refs(std::span<const InodeName> names);
+std::vector<uint8_t> encode_inode_extrefs(std::span<const InodeName> names);
+// file_type: BTRFS_FT_* of the child (not decoded).
+std::vector<uint8_t> encode_dir_index(const DirEntryTarget& target, std::string_view name,
+                                      uint8_t file_type);
+// Inline: the header and inline_data; regular and prealloc: the whole item.
+std::vector<uint8_t> encode_file_extent_item(const FileExtentItem& item);
+// With has_v2_fields the whole item (generation_v2 = generation), else the legacy prefix.
+std::vector<uint8_t> encode_root_item(const RootItem& item);
 
 }  // namespace btrfs

@@ -9,7 +9,6 @@
 #include <numeric>
 #include <tuple>
 
-#include "btrfs/tree_search.h"
 #include "src/scan_admission.h"
 
 namespace btrdedupe {
@@ -67,7 +66,10 @@ btrfs::Result<std::unique_ptr<IncrementalScan>> IncrementalScan::of_roots(
     if (!subvol) return subvol.error();
     const auto index = static_cast<uint32_t>(out.roots.size());
     out.roots.push_back({root, false});
-    if (!s->fd_.valid()) s->fd_ = std::move(*fd);
+    if (!s->fd_.valid()) {
+      s->fd_ = std::move(*fd);
+      s->search_through_fd();
+    }
     if (options.excluded_subvolumes.count(*subvol)) {
       ++out.excluded;
       continue;
@@ -92,17 +94,41 @@ btrfs::Result<std::unique_ptr<IncrementalScan>> IncrementalScan::of_subvolumes(
   auto fd = open_on_btrfs(fs_path, &out.fs);
   if (!fd) return fd.error();
   s->fd_ = std::move(*fd);
+  s->search_through_fd();
+  auto all = btrfs::list_subvolumes(fs_path);
+  if (!all) return all.error();
+  if (auto ok = s->add_subvolumes(subvolumes, *all, out); !ok) return ok.error();
+  return s;
+}
+
+std::unique_ptr<IncrementalScan> IncrementalScan::of_tree_source(
+    btrfs::TreeSource& trees, const std::vector<SubvolumeRoot>& subvolumes,
+    const std::vector<btrfs::Subvolume>& all, const ScanOptions& options, ScanResult& out) {
+  std::unique_ptr<IncrementalScan> s(new IncrementalScan());
+  s->options_ = options;
+  s->trees_ = &trees;
+  // Not recursive: add_places searches nothing, so it cannot fail.
+  (void)s->add_subvolumes(subvolumes, all, out);
+  return s;
+}
+
+btrfs::Result<void> IncrementalScan::add_subvolumes(const std::vector<SubvolumeRoot>& subvolumes,
+                                                    const std::vector<btrfs::Subvolume>& all,
+                                                    ScanResult& out) {
   std::vector<Place> queue;
   for (const auto& sv : subvolumes) {
     queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, "", static_cast<uint32_t>(out.roots.size())});
     out.roots.push_back({sv.path, false});
   }
-  auto all = btrfs::list_subvolumes(fs_path);
-  if (!all) return all.error();
-  s->roots_ = out.roots;
-  if (auto ok = s->add_places(std::move(queue), false, *all, out); !ok) return ok.error();
-  s->all_ = std::move(*all);
-  return s;
+  roots_ = out.roots;
+  if (auto ok = add_places(std::move(queue), false, all, out); !ok) return ok;
+  all_ = all;
+  return {};
+}
+
+void IncrementalScan::search_through_fd() {
+  kernel_trees_ = std::make_unique<btrfs::KernelTreeSource>(fd_.get());
+  trees_ = kernel_trees_.get();
 }
 
 btrfs::Result<void> IncrementalScan::add_places(std::vector<Place> queue, bool recursive,
@@ -132,7 +158,7 @@ btrfs::Result<void> IncrementalScan::add_places(std::vector<Place> queue, bool r
 }
 
 SubvolumeInodes& IncrementalScan::inodes(uint64_t subvolume) {
-  return inodes_.try_emplace(subvolume, fd_.get(), subvolume).first->second;
+  return inodes_.try_emplace(subvolume, *trees_, subvolume).first->second;
 }
 
 btrfs::Result<void> IncrementalScan::changed_inodes(
@@ -146,7 +172,8 @@ btrfs::Result<void> IncrementalScan::changed_inodes(
   // The kernel skips leaves (and whole subtrees) older than this; TreeSearch then drops
   // the inode items in the leaves it returns that are older themselves (their transid).
   key.min_transid = since + 1;
-  btrfs::TreeSearch search(fd_.get(), key, 1 << 20);
+  const auto cursor = trees_->search(key, 1 << 20);
+  btrfs::ItemCursor& search = *cursor;
   const std::string where = "subvolume " + std::to_string(subvolume);
   for (;;) {
     auto next = search.next();
@@ -202,118 +229,6 @@ btrfs::Result<IncrementalScan::Outcome> IncrementalScan::place(ScanResult* into,
   return Outcome::OutOfScope;
 }
 
-namespace {
-
-// `path` when it is the top directory of `subvolume` itself, proven, not guessed (not a
-// bind mount's look-alike); nullopt otherwise.
-std::optional<std::string> proven_top(const std::string& path, uint64_t subvolume) {
-  auto fd = btrfs::Fd::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
-  if (!fd) return std::nullopt;
-  struct stat st {};
-  auto id = btrfs::subvolume_id(fd->get());
-  if (::fstat(fd->get(), &st) != 0 || st.st_ino != BTRFS_FIRST_FREE_OBJECTID || !id ||
-      *id != subvolume)
-    return std::nullopt;
-  return path;
-}
-
-}  // namespace
-
-btrfs::Result<std::optional<std::string>> IncrementalScan::top_from(const std::string& root,
-                                                                    uint64_t subvolume,
-                                                                    uint64_t top_inode,
-                                                                    const std::string& prefix) {
-  char* real = ::realpath(root.c_str(), nullptr);
-  if (!real) return std::optional<std::string>{};
-  std::string path = real;
-  std::free(real);
-  if (top_inode == BTRFS_FIRST_FREE_OBJECTID) {
-    if (!prefix.empty()) path += "/" + prefix;
-  } else {
-    // A root inside the subvolume: its path ends with the root's path below the top.
-    auto below = inodes(subvolume).directory_below(top_inode, BTRFS_FIRST_FREE_OBJECTID);
-    if (!below) return below.error();
-    if (!*below || (*below)->empty()) return std::optional<std::string>{};
-    const std::string tail = "/" + **below;
-    if (path.size() < tail.size() || path.compare(path.size() - tail.size(), tail.size(), tail))
-      return std::optional<std::string>{};
-    path.resize(path.size() - tail.size());
-    if (path.empty()) path = "/";
-  }
-  return proven_top(path, subvolume);
-}
-
-btrfs::Result<std::optional<std::string>> IncrementalScan::top_directory(uint64_t subvolume,
-                                                                         int depth) {
-  for (const Place& place : places_) {
-    if (place.subvolume != subvolume) continue;
-    auto top = top_from(roots_[place.root].path, subvolume, place.top_inode, place.prefix);
-    if (!top || *top) return top;
-  }
-  for (const SourceRoot& source : source_roots_) {
-    if (source.subvolume != subvolume) continue;
-    auto top = top_from(source.path, subvolume, source.top_inode, "");
-    if (!top || *top) return top;
-  }
-  // Nested: below its parent's top directory, where the parent holds it.
-  const auto sv = std::find_if(all_.begin(), all_.end(),
-                               [&](const btrfs::Subvolume& s) { return s.id == subvolume; });
-  constexpr int kDeepestNesting = 64;
-  if (sv == all_.end() || sv->parent_id == 0 || depth == kDeepestNesting)
-    return std::optional<std::string>{};
-  auto parent = top_directory(sv->parent_id, depth + 1);
-  if (!parent || !*parent) return parent;
-  auto dir = inodes(sv->parent_id).directory_below(sv->dir_id, BTRFS_FIRST_FREE_OBJECTID);
-  if (!dir) return dir.error();
-  if (!*dir) return std::optional<std::string>{};
-  const std::string below = join_relative(**dir, basename_of(sv->path));
-  return proven_top(**parent == "/" ? "/" + below : **parent + "/" + below, subvolume);
-}
-
-bool IncrementalScan::has_subvolume(uint64_t subvolume) const {
-  return std::any_of(all_.begin(), all_.end(),
-                     [&](const btrfs::Subvolume& s) { return s.id == subvolume; });
-}
-
-void IncrementalScan::add_source_roots(const std::vector<std::string>& roots) {
-  for (const auto& root : roots) {
-    auto fd = btrfs::Fd::open(root, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
-    if (!fd) continue;  // gone since: its subvolumes may still be reached otherwise
-    struct stat st {};
-    auto id = btrfs::subvolume_id(fd->get());
-    if (::fstat(fd->get(), &st) != 0 || !id) continue;
-    source_roots_.push_back({*id, st.st_ino, root});
-  }
-}
-
-btrfs::Result<IncrementalScan::Outcome> IncrementalScan::add_outside(ScanResult& out,
-                                                                     uint64_t subvolume,
-                                                                     uint64_t inode,
-                                                                     const InodeState& state) {
-  if (!state.item.is_regular() || state.parent == 0) return Outcome::OutOfScope;
-  if (state.item.size < options_.min_file_size) return Outcome::OutOfScope;
-  auto root = outside_roots_.find(subvolume);
-  if (root == outside_roots_.end()) {
-    auto top = top_directory(subvolume);
-    if (!top) return top.error();
-    std::optional<uint32_t> index;
-    if (*top) {
-      index = static_cast<uint32_t>(out.roots.size());
-      out.roots.push_back({**top, false});
-    }
-    root = outside_roots_.emplace(subvolume, index).first;
-  }
-  if (!root->second) return Outcome::OutOfScope;
-  auto dir = inodes(subvolume).directory_below(state.parent, BTRFS_FIRST_FREE_OBJECTID);
-  if (!dir) return dir.error();
-  if (!*dir) return Outcome::OutOfScope;
-  if (state.extents.empty()) return Outcome::NoData;
-  append_file(out, subvolume, inode, state, *root->second,
-              out.paths.add(PathTable::kRoot, join_relative(**dir, state.name)))
-      .outside_roots = true;
-  return Outcome::Added;
-}
-
 std::vector<uint32_t> IncrementalScan::finish(ScanResult& out) {
   std::map<uint64_t, size_t> rank;  // subvolume -> its first place
   for (size_t i = 0; i < places_.size(); ++i) rank.emplace(places_[i].subvolume, i);
@@ -362,11 +277,12 @@ btrfs::Result<ScanResult> reread_files(int fd, const ScanResult& scan) {
 
 btrfs::Result<void> reread_in_place(int fd, ScanResult& scan, const std::vector<bool>& which) {
   std::erase_if(scan.extents, [&](const FileExtent& e) { return which[e.file]; });
+  btrfs::KernelTreeSource trees(fd);
   std::map<uint64_t, SubvolumeInodes> readers;
   for (uint32_t i = 0; i < scan.files.size(); ++i) {
     if (!which[i]) continue;
     ScannedFile& f = scan.files[i];
-    auto& reader = readers.try_emplace(f.subvolume, fd, f.subvolume).first->second;
+    auto& reader = readers.try_emplace(f.subvolume, trees, f.subvolume).first->second;
     auto state = reader.read(f.inode, true);
     if (!state) return state.error();
     if (!*state) {  // gone since: no extents, and a state no live file has

@@ -15,6 +15,7 @@
 
 #include "btrfs/fd.h"
 #include "btrfs/result.h"
+#include "btrfs/tree_source.h"
 #include "src/inode_lookup.h"
 #include "src/snapshot_family.h"
 #include "src/tree_scan.h"
@@ -33,6 +34,12 @@ class IncrementalScan {
   static btrfs::Result<std::unique_ptr<IncrementalScan>> of_subvolumes(
       const std::string& fs_path, const std::vector<SubvolumeRoot>& subvolumes,
       const ScanOptions& options, ScanResult& out);
+  // of_subvolumes() with its trees read from `trees` (which must outlive the scan) and the
+  // filesystem's subvolumes given (`all`): nothing is opened, fd() is -1. For tests over an
+  // in-memory tree; add_outside() needs paths that open and finds no top directory.
+  static std::unique_ptr<IncrementalScan> of_tree_source(
+      btrfs::TreeSource& trees, const std::vector<SubvolumeRoot>& subvolumes,
+      const std::vector<btrfs::Subvolume>& all, const ScanOptions& options, ScanResult& out);
 
   // Calls `each` with every inode of `subvolume` whose item changed in a transaction after
   // `since` (and up to `until`): only leaves written after `since` are read.
@@ -121,7 +128,12 @@ class IncrementalScan {
     uint32_t root = 0;
   };
   IncrementalScan() = default;
+  // Searches the trees through fd_ (set before the first search).
+  void search_through_fd();
   SubvolumeInodes& inodes(uint64_t subvolume);
+  // Places for the subvolumes given, each a root of its own (of_subvolumes).
+  btrfs::Result<void> add_subvolumes(const std::vector<SubvolumeRoot>& subvolumes,
+                                     const std::vector<btrfs::Subvolume>& all, ScanResult& out);
   btrfs::Result<void> add_places(std::vector<Place> queue, bool recursive,
                                  const std::vector<btrfs::Subvolume>& all, ScanResult& out);
   btrfs::Result<Outcome> place(ScanResult* out, uint64_t subvolume, uint64_t inode,
@@ -143,6 +155,8 @@ class IncrementalScan {
                                                      const std::string& prefix);
 
   btrfs::Fd fd_;
+  std::unique_ptr<btrfs::TreeSource> kernel_trees_;  // over fd_, unless given a source
+  btrfs::TreeSource* trees_ = nullptr;
   ScanOptions options_;
   // add_outside(): the root (index in the scan result) of each subvolume's top directory;
   // nullopt when no root reaches it.

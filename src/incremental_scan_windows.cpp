@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "btrfs/tree_search.h"
+#include "btrfs/tree_source.h"
 #include "src/incremental_scan.h"
 #include "src/scan_admission.h"
 
@@ -148,13 +148,13 @@ namespace {
 
 // The highest objectid holding an item in the subvolume's tree (0 when empty or on error):
 // about 64 single-item probes, most on cached nodes.
-uint64_t highest_objectid(int fd, uint64_t subvolume) {
+uint64_t highest_objectid(btrfs::TreeSource& trees, uint64_t subvolume) {
   auto first_at = [&](uint64_t x) -> std::optional<uint64_t> {
     btrfs::SearchKey key;
     key.tree_id = subvolume;
     key.min_objectid = x;
     key.max_objectid = btrfs::kMaxU64 - 1;  // objectids just below: the free space cache
-    auto k = btrfs::first_item_key(fd, key);
+    auto k = trees.first_key(key);
     if (!k || !*k) return std::nullopt;
     return (*k)->objectid;
   };
@@ -179,7 +179,7 @@ double IncrementalScan::read_fraction() {
   const uint64_t subvolume = places_[window_place_].subvolume;
   auto it = highest_inode_.find(subvolume);
   if (it == highest_inode_.end())
-    it = highest_inode_.emplace(subvolume, highest_objectid(fd_.get(), subvolume)).first;
+    it = highest_inode_.emplace(subvolume, highest_objectid(*trees_, subvolume)).first;
   constexpr uint64_t kFirstInode = 256;  // BTRFS_FIRST_FREE_OBJECTID
   double within = 0;
   if (it->second > kFirstInode && window_next_ > kFirstInode)

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "btrfs/tree_search.h"
 
 namespace btrdedupe {
 namespace {
@@ -43,7 +42,8 @@ btrfs::Result<void> SubvolumeInodes::for_each_item(
   key.min_type = min_type;
   key.max_type = max_type;
   // Room for the largest item beside an inode's few: one call per read (TreeSearch).
-  btrfs::TreeSearch search(fd_, key, 96 * 1024);
+  const auto cursor = trees_->search(key, 96 * 1024);
+  btrfs::ItemCursor& search = *cursor;
   btrfs::Result<void> result;
   for (;;) {
     auto next = search.next();
@@ -108,7 +108,8 @@ btrfs::Result<uint64_t> SubvolumeInodes::read_from(
   key.max_objectid = last;
   key.min_type = BTRFS_INODE_ITEM_KEY;
   key.max_type = BTRFS_EXTENT_DATA_KEY;
-  btrfs::TreeSearch search(fd_, key, 1 << 20);
+  const auto cursor = trees_->search(key, 1 << 20);
+  btrfs::ItemCursor& search = *cursor;
   InodeState state;
   uint64_t current = 0;
   bool found = false;

@@ -14,7 +14,7 @@
 
 #include "btrfs/items.h"
 #include "btrfs/result.h"
-#include "btrfs/tree_search.h"
+#include "btrfs/tree_source.h"
 #include "src/file_extent.h"
 
 namespace btrdedupe {
@@ -38,8 +38,9 @@ bool same_layout(const InodeState& a, const InodeState& b);
 
 class SubvolumeInodes {
  public:
-  // fd: any fd on the filesystem.
-  SubvolumeInodes(int fd, uint64_t subvolume) : fd_(fd), subvolume_(subvolume) {}
+  // trees: where the subvolume's tree is searched; it must outlive this object.
+  SubvolumeInodes(btrfs::TreeSource& trees, uint64_t subvolume)
+      : trees_(&trees), subvolume_(subvolume) {}
 
   // The inode's item, first name and (with_extents) its extents; nullopt when it does not
   // exist (deleted).
@@ -82,7 +83,7 @@ class SubvolumeInodes {
       uint64_t objectid, uint8_t min_type, uint8_t max_type,
       const std::function<btrfs::Result<void>(const btrfs::TreeItem&)>& each);
 
-  int fd_;
+  btrfs::TreeSource* trees_;  // a pointer: readers are kept in maps and moved
   uint64_t subvolume_;
   std::unordered_map<uint64_t, std::optional<Name>> directories_;
   uint64_t items_ = 0, calls_ = 0;

@@ -42,9 +42,9 @@ bool may_read_readonly(const std::deque<Work>& queue, const std::vector<btrfs::S
 // scan_queue's walk: what lasts from one queued subvolume to the next.
 class QueueScan {
  public:
-  QueueScan(int fd, std::deque<Work> queue, const std::vector<btrfs::Subvolume>& all,
+  QueueScan(btrfs::TreeSource& trees, std::deque<Work> queue, const std::vector<btrfs::Subvolume>& all,
             uint64_t file_inode, const ScanOptions& options, ScanResult& out)
-      : fd_(fd), queue_(std::move(queue)), all_(all), file_inode_(file_inode),
+      : trees_(trees), queue_(std::move(queue)), all_(all), file_inode_(file_inode),
         options_(options), out_(out),
         // The layout index costs a hash entry per file (5 MB for 100k files): only worth it
         // when the scan may reach a read-only subvolume to fold, not for any on the
@@ -82,7 +82,7 @@ class QueueScan {
     if (may_fold_ && readonly && !root_is_file && !options_.exclude &&
         work.top_inode == BTRFS_FIRST_FREE_OBJECTID)
       drop = drop_known_layouts(work.subvol);
-    auto tree = read_subvolume_tree(fd_, work.subvol, out_,
+    auto tree = read_subvolume_tree(trees_, work.subvol, out_,
                                     options_.keep_paths || options_.exclude,
                                     options_.warmup_threads, options_.max_files, drop);
     if (!tree) return tree.error();
@@ -224,7 +224,7 @@ class QueueScan {
     }
   }
 
-  const int fd_;
+  btrfs::TreeSource& trees_;
   std::deque<Work> queue_;
   const std::vector<btrfs::Subvolume>& all_;
   const uint64_t file_inode_;
@@ -239,10 +239,10 @@ class QueueScan {
 
 }  // namespace
 
-btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
+btrfs::Result<void> scan_queue(btrfs::TreeSource& trees, std::deque<Work> queue,
                                const std::vector<btrfs::Subvolume>& all, uint64_t file_inode,
                                const ScanOptions& options, ScanResult& out) {
-  QueueScan scan(fd, std::move(queue), all, file_inode, options, out);
+  QueueScan scan(trees, std::move(queue), all, file_inode, options, out);
   return scan.run();
 }
 

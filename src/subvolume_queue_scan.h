@@ -10,6 +10,7 @@
 
 #include "btrfs/result.h"
 #include "btrfs/subvolume.h"
+#include "btrfs/tree_source.h"
 #include "src/path_table.h"
 #include "src/tree_scan.h"
 
@@ -24,7 +25,8 @@ struct Work {
 
 // Reads the queued subvolumes into `out`, and with options.recursive those nested below
 // them (for a directory root). `file_inode`: the inode when the root is one regular file.
-btrfs::Result<void> scan_queue(int fd, std::deque<Work> queue,
+// `trees`: where the subvolume trees are read (the kernel's, or in tests an in-memory one).
+btrfs::Result<void> scan_queue(btrfs::TreeSource& trees, std::deque<Work> queue,
                                const std::vector<btrfs::Subvolume>& all, uint64_t file_inode,
                                const ScanOptions& options, ScanResult& out);
 

@@ -6,7 +6,6 @@
 
 #include <optional>
 
-#include "btrfs/tree_search.h"
 #include "src/tree_warmup.h"
 
 namespace btrdedupe {
@@ -157,7 +156,8 @@ void count_passed_over(const PassedOverPiece& piece, PassedOver& p) {
   }
 }
 
-btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanResult& out,
+btrfs::Result<SubvolumeTree> read_subvolume_tree(btrfs::TreeSource& trees, uint64_t subvol,
+                                                 ScanResult& out,
                                                  bool names, unsigned warmup_threads,
                                                  uint64_t max_files, const DropFile& drop) {
   btrfs::SearchKey key;
@@ -166,14 +166,15 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanRe
   key.max_objectid = BTRFS_LAST_FREE_OBJECTID;
   key.min_type = BTRFS_INODE_ITEM_KEY;
   key.max_type = BTRFS_EXTENT_DATA_KEY;
-  btrfs::TreeSearch search(fd, key, 1 << 20);
+  const auto cursor = trees.search(key, 1 << 20);
+  btrfs::ItemCursor& search = *cursor;
   WarmupRange ahead;
   ahead.tree_id = subvol;
   ahead.first = BTRFS_FIRST_FREE_OBJECTID;
   ahead.last = BTRFS_LAST_FREE_OBJECTID;
   ahead.min_chunk = kWarmupMinInodes;
-  // Stopped and joined on every return below, before `fd` can go.
-  TreeWarmup warmup(fd, ahead, warmup_threads, /*with_leader=*/true);
+  // Stopped and joined on every return below, before `trees` can go.
+  TreeWarmup warmup(trees, ahead, warmup_threads, /*with_leader=*/true);
   uint64_t leader_at = 0;
   SubvolumeTreeReader reader(subvol, out, names, max_files, drop);
   for (;;) {

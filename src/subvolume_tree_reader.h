@@ -13,6 +13,7 @@
 
 #include "btrfs/items.h"
 #include "btrfs/result.h"
+#include "btrfs/tree_source.h"
 #include "src/tree_scan.h"
 
 namespace btrdedupe {
@@ -86,10 +87,13 @@ void count_passed_over(const PassedOverPiece& piece, PassedOver& p);
 using DropFile =
     std::function<bool(const PendingFile&, const FileExtent* first, const FileExtent* end)>;
 
+// Reads subvolume `subvol`'s tree from `trees`: its inodes' items (INODE_ITEM, first name,
+// EXTENT_DATA); regular extents go to out.extents, the rest is counted in tree.passed.
 // names: keep each inode's name (for paths); without, only the parent links membership needs.
 // warmup_threads: threads reading the tree ahead of this walk (src/tree_warmup.h).
 // max_files: with the files already in `out`, more than this many is EFBIG (0: no limit).
-btrfs::Result<SubvolumeTree> read_subvolume_tree(int fd, uint64_t subvol, ScanResult& out,
+btrfs::Result<SubvolumeTree> read_subvolume_tree(btrfs::TreeSource& trees, uint64_t subvol,
+                                                 ScanResult& out,
                                                  bool names, unsigned warmup_threads,
                                                  uint64_t max_files, const DropFile& drop = {});
 

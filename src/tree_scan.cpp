@@ -12,7 +12,7 @@
 #include <memory>
 
 #include "btrfs/fd.h"
-#include "btrfs/tree_search.h"
+#include "btrfs/tree_source.h"
 #include "src/subvolume_queue_scan.h"
 #include "src/tree_warmup.h"
 
@@ -25,7 +25,7 @@ namespace {
 constexpr uint64_t kWarmupMinCsumBytes = 64ULL << 20;
 
 // The csum tree, warmed in the background while the scan runs (ScanOptions::warm_csum_tree).
-std::unique_ptr<TreeWarmup> warm_csum_tree(int fd, const ScanOptions& options) {
+std::unique_ptr<TreeWarmup> warm_csum_tree(btrfs::TreeSource& source, const ScanOptions& options) {
   const unsigned threads = std::min(2u, options.warmup_threads);
   if (!options.warm_csum_tree || threads == 0) return nullptr;
   WarmupRange csums;
@@ -36,7 +36,7 @@ std::unique_ptr<TreeWarmup> warm_csum_tree(int fd, const ScanOptions& options) {
   csums.first = 0;
   csums.last = btrfs::kMaxU64;
   csums.min_chunk = kWarmupMinCsumBytes;
-  return std::make_unique<TreeWarmup>(fd, csums, threads, /*with_leader=*/false);
+  return std::make_unique<TreeWarmup>(source, csums, threads, /*with_leader=*/false);
 }
 
 }  // namespace
@@ -52,8 +52,9 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
   if (::fstat(fd->get(), &st) != 0) return btrfs::errno_error("stat " + root);
   if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
     return btrfs::Error{EINVAL, root + " is neither a directory nor a regular file"};
-  // Declared after fd: stopped and joined before it closes, on every return.
-  const auto csum_warmup = warm_csum_tree(fd->get(), options);
+  btrfs::KernelTreeSource trees(fd->get());
+  // Declared after fd and trees: stopped and joined before they go, on every return.
+  const auto csum_warmup = warm_csum_tree(trees, options);
 
   ScanResult out;
   out.roots.push_back({root, S_ISREG(st.st_mode)});
@@ -69,7 +70,7 @@ btrfs::Result<ScanResult> scan_tree(const std::string& root, const ScanOptions& 
     return out;
   }
   std::deque<Work> queue{{*subvol, st.st_ino, "", PathTable::kRoot, 0}};
-  if (auto ok = scan_queue(fd->get(), std::move(queue), *all, st.st_ino, options, out); !ok)
+  if (auto ok = scan_queue(trees, std::move(queue), *all, st.st_ino, options, out); !ok)
     return ok.error();
   return out;
 }
@@ -80,7 +81,8 @@ btrfs::Result<ScanResult> scan_subvolumes(const std::string& fs_path,
   auto fd = btrfs::Fd::open(fs_path, O_RDONLY | O_NONBLOCK);
   if (!fd) return fd.error();
   if (auto ok = btrfs::check_is_btrfs(fd->get(), fs_path); !ok) return ok.error();
-  const auto csum_warmup = warm_csum_tree(fd->get(), options);
+  btrfs::KernelTreeSource trees(fd->get());
+  const auto csum_warmup = warm_csum_tree(trees, options);
   ScanResult out;
   auto info = btrfs::read_fs_info(fd->get());
   if (!info) return info.error();
@@ -95,7 +97,7 @@ btrfs::Result<ScanResult> scan_subvolumes(const std::string& fs_path,
   }
   ScanOptions flat = options;
   flat.recursive = false;
-  if (auto ok = scan_queue(fd->get(), std::move(queue), *all, 0, flat, out); !ok) return ok.error();
+  if (auto ok = scan_queue(trees, std::move(queue), *all, 0, flat, out); !ok) return ok.error();
   return out;
 }
 

@@ -6,7 +6,6 @@
 #include <optional>
 #include <system_error>
 
-#include "btrfs/tree_search.h"
 
 namespace btrdedupe {
 namespace {
@@ -46,9 +45,9 @@ uint64_t coordinate(const WarmupRange& r, uint64_t objectid, uint64_t offset) {
 
 }  // namespace
 
-TreeWarmup::TreeWarmup(int fd, const WarmupRange& range, unsigned threads, bool with_leader,
-                       uint64_t leader_start)
-    : fd_(fd), range_(range), with_leader_(with_leader), leader_(leader_start),
+TreeWarmup::TreeWarmup(btrfs::TreeSource& source, const WarmupRange& range, unsigned threads,
+                       bool with_leader, uint64_t leader_start)
+    : source_(source), range_(range), with_leader_(with_leader), leader_(leader_start),
       per_thread_(threads) {
   threads_.reserve(threads);
   for (size_t i = 0; i < threads; ++i) {
@@ -92,7 +91,7 @@ WarmupStats TreeWarmup::stats() const {
 void TreeWarmup::plan(WarmupStats& st) {
   auto first_at = [&](uint64_t x) -> std::optional<uint64_t> {
     ++st.searches;
-    auto k = btrfs::first_item_key(fd_, box(range_, x, range_.last));
+    auto k = source_.first_key(box(range_, x, range_.last));
     if (!k || !*k) return std::nullopt;  // an error ends the plan like an empty range
     return coordinate(range_, (*k)->objectid, (*k)->offset);
   };
@@ -126,7 +125,8 @@ void TreeWarmup::plan(WarmupStats& st) {
 // Reads the items of [lo, hi] and drops them; leaves early when stopped, overtaken by the
 // leader, or when the chunk turns out to be cached. False on an error.
 bool TreeWarmup::walk(uint64_t lo, uint64_t hi, WarmupStats& st) {
-  btrfs::TreeSearch search(fd_, box(range_, lo, hi), kWalkBufferBytes);
+  const auto cursor = source_.search(box(range_, lo, hi), kWalkBufferBytes);
+  btrfs::ItemCursor& search = *cursor;
   ++st.walked;
   bool ok = true;
   auto call_start = std::chrono::steady_clock::now();

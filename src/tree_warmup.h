@@ -23,7 +23,7 @@
 //   a second walk on the CPU the leader needs). Threads end when the chunks run out.
 // - RAII: the destructor (or cancel()) stops the threads, each within one search call
 //   (<= 64 KiB of items), and joins them: no thread outlives the object, on any path.
-//   `fd` must stay open until then.
+//   `source` (and the fd under it) must stay until then.
 // - Threads share only atomics (stop flag, leader position, next chunk) and the chunk plan,
 //   which is written once under std::call_once before any thread reads it.
 #pragma once
@@ -34,6 +34,8 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "btrfs/tree_source.h"
 
 namespace btrdedupe {
 
@@ -69,8 +71,9 @@ class TreeWarmup {
   // Starts `threads` threads (0: none, the object does nothing). with_leader: the caller
   // walks the range itself from its start and reports its position through leader_at;
   // leader_start: its position before the first leader_at.
-  TreeWarmup(int fd, const WarmupRange& range, unsigned threads, bool with_leader,
-             uint64_t leader_start = 0);
+  // source: searched by all the threads at once (TreeSource's contract allows it).
+  TreeWarmup(btrfs::TreeSource& source, const WarmupRange& range, unsigned threads,
+             bool with_leader, uint64_t leader_start = 0);
   ~TreeWarmup();
   TreeWarmup(const TreeWarmup&) = delete;
   TreeWarmup& operator=(const TreeWarmup&) = delete;
@@ -93,7 +96,7 @@ class TreeWarmup {
     return with_leader_ && leader_.load(std::memory_order_relaxed) >= x;
   }
 
-  const int fd_;
+  btrfs::TreeSource& source_;
   const WarmupRange range_;
   const bool with_leader_;
   std::atomic<bool> stop_{false};

@@ -144,52 +144,6 @@ TEST_F(TreeScanTest, SnapshotCopiesFoldTheSameWhileReadAndAfterTheRead) {
               b->readonly_alias_subvolumes.subvolumes_of(static_cast<uint32_t>(i)));
 }
 
-// Only directories are kept while a subvolume is read; a file whose directory was made
-// after it (a higher inode) is judged once the whole subvolume is read, like any other.
-TEST_F(TreeScanTest, FilesMovedIntoLaterDirectoriesAreJudgedWithTheirPaths) {
-  sh("cd " + shell_quote(path("")) +
-     " && mkdir t out && head -c 20000 /dev/urandom > t/early && head -c 100 /dev/urandom > t/tiny"
-     " && head -c 20000 /dev/urandom > out/stray && head -c 20000 /dev/urandom > t/leaves"
-     " && head -c 20000 /dev/urandom > t/stays && mkdir -p t/later/sub"
-     " && mv t/early t/later/sub/moved && mv t/tiny t/later/tiny && mv out/stray t/later/stray"
-     " && mv t/leaves out/left && sync");
-  ScanOptions o;
-  o.min_file_size = 1000;
-  std::set<std::string> asked;
-  auto r = scan_tree(path("t"), o);
-  ASSERT_TRUE(r.ok()) << r.error().message();
-  EXPECT_EQ(paths(*r), (std::set<std::string>{"stays", "later/sub/moved", "later/stray"}));
-  for (const auto& f : r->files) {
-    struct stat st {};
-    ASSERT_EQ(::stat(path("t/" + relative_path(*r, f)).c_str(), &st), 0);
-    EXPECT_EQ(f.inode, st.st_ino) << relative_path(*r, f);
-  }
-  EXPECT_EQ(r->passed_over.excluded_files, 1u);  // tiny, below the root
-  EXPECT_EQ(r->excluded, 0u);
-
-  o.exclude = [&](const std::string&, const std::string& rel) {
-    asked.insert(rel);
-    return rel == "later/sub/moved";
-  };
-  auto x = scan_tree(path("t"), o);
-  ASSERT_TRUE(x.ok()) << x.error().message();
-  EXPECT_EQ(paths(*x), (std::set<std::string>{"stays", "later/stray"}));
-  EXPECT_EQ(x->excluded, 1u);
-  EXPECT_EQ(x->passed_over.excluded_files, 1u);
-  EXPECT_EQ(asked, (std::set<std::string>{"stays", "later/sub/moved", "later/stray",
-                                          "later/tiny"}));  // never out/left
-
-  // Without paths (the confirmation scan): the same files.
-  ScanOptions counting;
-  counting.min_file_size = 1000;
-  counting.keep_paths = false;
-  auto c = scan_tree(path("t"), counting);
-  ASSERT_TRUE(c.ok()) << c.error().message();
-  ASSERT_EQ(c->files.size(), r->files.size());
-  for (size_t i = 0; i < c->files.size(); ++i) EXPECT_EQ(c->files[i].inode, r->files[i].inode);
-  EXPECT_EQ(c->extents.size(), r->extents.size());
-}
-
 // The windowed read (a tree too large to hold whole) must find exactly the files and paths
 // of the whole scan, whatever the window size, with a nested subvolume, files moved into
 // directories made after them, a file below --min-size and one outside the root.
@@ -234,42 +188,6 @@ TEST_F(TreeScanTest, WindowedReadFindsTheFilesAndPathsOfTheWholeScan) {
     EXPECT_EQ(found, expected) << "windows of " << window;
     EXPECT_EQ(windows, (expected.size() + window - 1) / window);
   }
-}
-
-// A scan told how many files it may hold stops with EFBIG past that: the run then reads
-// the tree in windows instead.
-TEST_F(TreeScanTest, MoreFilesThanAllowedIsEfbig) {
-  sh("mkdir " + shell_quote(path("m")) + " && cd " + shell_quote(path("m")) +
-     " && for i in $(seq 20); do head -c 5000 /dev/urandom > f$i; done && sync");
-  ScanOptions o;
-  o.max_files = 20;
-  auto fits = scan_tree(path("m"), o);
-  ASSERT_TRUE(fits.ok()) << fits.error().message();
-  EXPECT_EQ(fits->files.size(), 20u);
-  o.max_files = 19;
-  auto over = scan_tree(path("m"), o);
-  ASSERT_FALSE(over.ok());
-  EXPECT_EQ(over.error().code, EFBIG);
-}
-
-TEST_F(TreeScanTest, NestedSubvolumesOnlyWithRecursion) {
-  sh("cd " + shell_quote(path("")) +
-     " && mkdir top && head -c 20000 /dev/urandom > top/f && btrfs -q subvolume create top/sub"
-     " && mkdir top/sub/d && head -c 20000 /dev/urandom > top/sub/d/g"
-     " && btrfs -q subvolume create outside && head -c 20000 /dev/urandom > outside/h && sync");
-  EXPECT_EQ(paths(scan("top")), (std::set<std::string>{"f", "sub/d/g"}));
-  EXPECT_EQ(paths(scan("top", false)), (std::set<std::string>{"f"}));
-  EXPECT_EQ(paths(scan("top/sub/d")), (std::set<std::string>{"g"}));
-}
-
-TEST_F(TreeScanTest, HolesAndPreallocArePassedOver) {
-  sh("cd " + shell_quote(path("")) +
-     " && fallocate -l 1M pre && truncate -s 4M sparse"
-     " && dd if=/dev/urandom of=sparse bs=64K count=1 seek=16 conv=notrunc status=none && sync");
-  const auto r = scan("");
-  EXPECT_EQ(r.passed_over.prealloc_extents, 1u);
-  EXPECT_EQ(r.passed_over.prealloc_bytes, 1u << 20);
-  EXPECT_EQ(summarize_sharing(r.extents).logical_bytes, 64u << 10);
 }
 
 // Paths are kept as a tree of names (src/path_table.h) and spelled only when asked: each

@@ -123,7 +123,8 @@ TEST_F(TreeWarmupTest, ThreadsWalkTheChunksOfAColdTreeAndEnd) {
   std::string why;
   ASSERT_TRUE(fs().remount(&why)) << why;
   const int fd = open_root();
-  TreeWarmup warmup(fd, subvolume_tree(), 3, /*with_leader=*/false);
+  btrfs::KernelTreeSource trees(fd);
+  TreeWarmup warmup(trees, subvolume_tree(), 3, /*with_leader=*/false);
   warmup.join();
   const WarmupStats st = warmup.stats();
   EXPECT_EQ(st.chunks, 3u * 8u);  // 3 threads x 8 chunks: the tree spans enough inodes
@@ -137,8 +138,9 @@ TEST_F(TreeWarmupTest, ThreadsWalkTheChunksOfAColdTreeAndEnd) {
 TEST_F(TreeWarmupTest, ALeaderAheadOfEveryChunkLeavesNothingToDo) {
   build_many_files();
   const int fd = open_root();
+  btrfs::KernelTreeSource trees(fd);
   // The leader is past the whole range from the start.
-  TreeWarmup warmup(fd, subvolume_tree(), 2, /*with_leader=*/true, BTRFS_LAST_FREE_OBJECTID);
+  TreeWarmup warmup(trees, subvolume_tree(), 2, /*with_leader=*/true, BTRFS_LAST_FREE_OBJECTID);
   warmup.join();
   const WarmupStats st = warmup.stats();
   EXPECT_EQ(st.chunks, 2u * 8u + 1u);  // the leader's chunk 0 and 8 per thread
@@ -152,8 +154,9 @@ TEST_F(TreeWarmupTest, CancelStopsAndJoinsAtOnceAndRepeatedly) {
   std::string why;
   ASSERT_TRUE(fs().remount(&why)) << why;
   const int fd = open_root();
+  btrfs::KernelTreeSource trees(fd);
   {
-    TreeWarmup warmup(fd, subvolume_tree(), 4, /*with_leader=*/false);
+    TreeWarmup warmup(trees, subvolume_tree(), 4, /*with_leader=*/false);
     warmup.cancel();
     warmup.cancel();
     EXPECT_LE(warmup.stats().walked, 4u);  // at most the chunk each thread had begun
@@ -161,11 +164,11 @@ TEST_F(TreeWarmupTest, CancelStopsAndJoinsAtOnceAndRepeatedly) {
   // Nothing to warm: an empty range, a tree without items there, no threads at all.
   WarmupRange empty = subvolume_tree();
   empty.first = empty.last = BTRFS_LAST_FREE_OBJECTID;
-  TreeWarmup none(fd, empty, 2, false);
+  TreeWarmup none(trees, empty, 2, false);
   none.join();
   EXPECT_EQ(none.stats().chunks, 0u);
   EXPECT_EQ(none.stats().items, 0u);
-  TreeWarmup idle(fd, subvolume_tree(), 0, false);
+  TreeWarmup idle(trees, subvolume_tree(), 0, false);
   idle.join();
   EXPECT_EQ(idle.stats().searches, 0u);
 }
@@ -175,13 +178,14 @@ TEST_F(TreeWarmupTest, CsumTreeAlongTheDiskAddress) {
   std::string why;
   ASSERT_TRUE(fs().remount(&why)) << why;
   const int fd = open_root();
+  btrfs::KernelTreeSource trees(fd);
   WarmupRange csums;
   csums.tree_id = BTRFS_CSUM_TREE_OBJECTID;
   csums.axis = WarmupRange::Axis::Offset;
   csums.objectid = BTRFS_EXTENT_CSUM_OBJECTID;
   csums.type = BTRFS_EXTENT_CSUM_KEY;
   csums.min_chunk = 1 << 20;  // 22 MB of data: a few chunks
-  TreeWarmup warmup(fd, csums, 2, /*with_leader=*/false);
+  TreeWarmup warmup(trees, csums, 2, /*with_leader=*/false);
   warmup.join();
   EXPECT_GE(warmup.stats().chunks, 2u);
   EXPECT_GT(warmup.stats().items, 0u);
