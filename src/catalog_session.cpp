@@ -91,7 +91,7 @@ btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open(JobOptions& 
 
 btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::on(
     std::unique_ptr<Catalog> catalog, JobOptions& options) {
-  std::unique_ptr<CatalogSession> s(new CatalogSession(std::move(catalog)));  // private ctor
+  auto s = std::make_unique<CatalogSession>(Made{}, std::move(catalog));
   if (options.paths.empty()) {
     const auto scope = s->catalog_->scope();
     if (!scope || scope->roots.empty())

@@ -51,7 +51,10 @@ struct FileStateDigest {
 };
 
 class CatalogSession {
+  struct Made {};  // only open(), on() and open_temporary() can construct one
+
  public:
+  CatalogSession(Made, std::unique_ptr<Catalog> c) : catalog_(std::move(c)) {}
   // Opens the hashfile. With no paths in `options`, fills them (and the options that shape
   // results) from the catalog: a replay of its last run.
   static btrfs::Result<std::unique_ptr<CatalogSession>> open(JobOptions& options);
@@ -161,7 +164,6 @@ class CatalogSession {
   const std::string& path() const { return catalog_->path(); }
 
  private:
-  explicit CatalogSession(std::unique_ptr<Catalog> c) : catalog_(std::move(c)) {}
 
   struct Fingerprinted {
     CatalogFile row;

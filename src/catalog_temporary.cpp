@@ -54,7 +54,7 @@ btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open_temporary(
     ::unlink(path.c_str());
     return ok.error();
   }
-  std::unique_ptr<CatalogSession> s(new CatalogSession(std::move(*catalog)));
+  auto s = std::make_unique<CatalogSession>(Made{}, std::move(*catalog));
   s->temporary_ = path;
   s->block_size_ = options.block_size;
   return s;

@@ -50,7 +50,7 @@ ScannedFile& append_file(ScanResult& out, uint64_t subvolume, uint64_t inode,
 
 btrfs::Result<std::unique_ptr<IncrementalScan>> IncrementalScan::of_roots(
     const std::vector<std::string>& roots, const ScanOptions& options, ScanResult& out) {
-  std::unique_ptr<IncrementalScan> s(new IncrementalScan());  // private constructor
+  auto s = std::make_unique<IncrementalScan>(Made{});
   s->options_ = options;
   std::vector<Place> queue;
   for (const auto& root : roots) {
@@ -89,7 +89,7 @@ btrfs::Result<std::unique_ptr<IncrementalScan>> IncrementalScan::of_roots(
 btrfs::Result<std::unique_ptr<IncrementalScan>> IncrementalScan::of_subvolumes(
     const std::string& fs_path, const std::vector<SubvolumeRoot>& subvolumes,
     const ScanOptions& options, ScanResult& out) {
-  std::unique_ptr<IncrementalScan> s(new IncrementalScan());
+  auto s = std::make_unique<IncrementalScan>(Made{});
   s->options_ = options;
   auto fd = open_on_btrfs(fs_path, &out.fs);
   if (!fd) return fd.error();
@@ -104,7 +104,7 @@ btrfs::Result<std::unique_ptr<IncrementalScan>> IncrementalScan::of_subvolumes(
 std::unique_ptr<IncrementalScan> IncrementalScan::of_tree_source(
     btrfs::TreeSource& trees, const std::vector<SubvolumeRoot>& subvolumes,
     const std::vector<btrfs::Subvolume>& all, const ScanOptions& options, ScanResult& out) {
-  std::unique_ptr<IncrementalScan> s(new IncrementalScan());
+  auto s = std::make_unique<IncrementalScan>(Made{});
   s->options_ = options;
   s->trees_ = &trees;
   // Not recursive: add_places searches nothing, so it cannot fail.

@@ -23,7 +23,10 @@
 namespace btrdedupe {
 
 class IncrementalScan {
+  struct Made {};  // only the factories below can construct one
+
  public:
+  explicit IncrementalScan(Made) {}
   // The places the full scan of `roots` (scan_tree of each) would read, found from the
   // subvolume list and the nested subvolumes' directories only. nullptr when a root is not
   // a directory or the roots span filesystems: the caller scans in full instead.
@@ -127,7 +130,6 @@ class IncrementalScan {
     std::string prefix;  // of top_inode, relative to the root
     uint32_t root = 0;
   };
-  IncrementalScan() = default;
   // Searches the trees through fd_ (set before the first search).
   void search_through_fd();
   SubvolumeInodes& inodes(uint64_t subvolume);
