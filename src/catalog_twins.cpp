@@ -22,11 +22,12 @@ constexpr size_t kWindowTwinsPerWholeHash = 1;
 constexpr size_t kWindowTwinsPerAnchor = 2;
 // Files of windows still to come taken per hash as ahead twins (CatalogSession::
 // index_window), and at most this many per file of the window: past them, a copy is
-// deduped in its own window, reading its source again. Four keeps a window's memory
-// bounded (52.8 MiB peak on 8 copies of linux-source) while 8 copies still take every
-// copy in the window of the first or the second (two: 11,748 MiB read against 11,377).
+// deduped in its own window, reading its source again. Three bounds a window at four
+// times its files: 53.0 MiB peak on 8 copies of linux-source, 51.6 MiB on the backup
+// pool at twice its size (four: 55.4 and 59.4 MiB), for the same reads (11,547 against
+// 11,563 MiB; 4,651 against 4,781); two read more (11,748 against 11,377, session 8).
 constexpr size_t kAheadTwinsPerHash = 15;
-constexpr size_t kAheadTwinsPerWindowFile = 4;
+constexpr size_t kAheadTwinsPerWindowFile = 3;
 
 }  // namespace
 
