@@ -160,9 +160,14 @@ btrfs::Result<void> CatalogSession::verify_candidates(ScanResult& scan, Candidat
   // Nearby candidates are read together: per subvolume, in inode order.
   std::map<uint64_t, std::vector<uint64_t>> by_subvolume;
   // A side run's sources may lie in any subvolume of the catalog that is still there.
-  for (const auto& [subvolume, inode] : c.files)
-    if (scanned.count(subvolume) || (side_run_ && incremental_->has_subvolume(subvolume)))
-      by_subvolume[subvolume].push_back(inode);
+  std::map<uint64_t, bool> readable;
+  for (const auto& [subvolume, inode] : c.files) {
+    auto [it, fresh] = readable.try_emplace(subvolume, false);
+    if (fresh)
+      it->second =
+          scanned.count(subvolume) || (side_run_ && incremental_->has_subvolume(subvolume));
+    if (it->second) by_subvolume[subvolume].push_back(inode);
+  }
   c.files.clear();
   for (const auto& [subvolume, inodes] : by_subvolume) {
     auto read = incremental_->read_each(

@@ -148,7 +148,7 @@ btrfs::Result<void> IncrementalScan::add_places(std::vector<Place> queue, bool r
       if (!*dir) continue;
       std::string rel = join_relative(work.prefix, join_relative(**dir, basename_of(sv.path)));
       if (!admits_subvolume(options_, sv.id, out.roots[work.root], rel)) {
-        ++out.excluded;
+        count_left_out(Admission::Excluded, out);
         continue;
       }
       queue.push_back({sv.id, BTRFS_FIRST_FREE_OBJECTID, std::move(rel), work.root});

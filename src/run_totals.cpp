@@ -6,16 +6,18 @@
 
 namespace btrdedupe {
 
-double RunTotals::total_seconds() const {
-  const double phases =
-      seconds.scan + seconds.fingerprint + seconds.match + seconds.dedupe + seconds.confirm;
-  return std::max(phases, run_seconds);
+namespace {
+
+double phase_seconds(const RunTotals& t) {
+  return t.seconds.scan + t.seconds.fingerprint + t.seconds.match + t.seconds.dedupe +
+         t.seconds.confirm;
 }
 
-double RunTotals::other_seconds() const {
-  return total_seconds() - (seconds.scan + seconds.fingerprint + seconds.match +
-                            seconds.dedupe + seconds.confirm);
-}
+}  // namespace
+
+double RunTotals::total_seconds() const { return std::max(phase_seconds(*this), run_seconds); }
+
+double RunTotals::other_seconds() const { return total_seconds() - phase_seconds(*this); }
 
 RunTotals run_totals(const JobReport& report) {
   RunTotals t;

@@ -121,7 +121,7 @@ class QueueScan {
       const std::string below = join_relative(dir, basename_of(sv.path));
       std::string rel = join_relative(work.prefix, below);
       if (!admits_subvolume(options_, sv.id, out_.roots[work.root], rel)) {
-        ++out_.excluded;
+        count_left_out(Admission::Excluded, out_);
         continue;
       }
       const uint32_t node = table_.add(work.prefix_node, below);
