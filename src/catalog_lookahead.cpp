@@ -59,19 +59,16 @@ void CatalogSession::rewind_windows() {
 void CatalogSession::mark_ahead(const ScanResult& scan, const std::vector<uint32_t>& order,
                                 size_t own,
                                 const std::unordered_map<FileKey, bool, FileKeyHash>& ahead_keys) {
-  ahead_.assign(order.size(), false);
-  settled_.assign(order.size(), false);
   if (!look_ahead_) return;
   for (uint32_t i = 0; i < order.size(); ++i) {
     const ScannedFile& f = scan.files[i];
     if (order[i] < own) {
-      settled_[i] = taken_ahead_.contains(f.subvolume, f.inode);
+      if (taken_ahead_.contains(f.subvolume, f.inode)) roles_.set(i, BatchRole::Settled);
       continue;
     }
     const auto it = ahead_keys.find({f.subvolume, f.inode});
     if (it == ahead_keys.end()) continue;
-    ahead_[i] = true;
-    earlier_[i] = false;  // counted here, as this window's own
+    roles_.set(i, BatchRole::AheadTwin);  // counted here, as this window's own
     taken_ahead_.insert(f.subvolume, f.inode);
     if (it->second) settled_whole_.insert(f.subvolume, f.inode);
   }

@@ -62,6 +62,9 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   if (!candidate) return candidate.error();
   stats.candidates =
       static_cast<uint64_t>(std::count(candidate->begin(), candidate->end(), true));
+  roles_ = BatchRoles::incremental(n);
+  for (uint32_t i = 0; i < n; ++i)
+    if ((*candidate)[i]) roles_.set(i, BatchRole::Candidate);
   if (stats.candidates == 0) return fp;
   auto more = btrdedupe::fingerprint(scan, {}, &*candidate, read_threads_);
   if (!more) return more.error();

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "btrfs/result.h"
+#include "src/batch_roles.h"
 #include "src/catalog.h"
 #include "src/fingerprint.h"
 #include "src/incremental_scan.h"
@@ -114,12 +115,13 @@ class CatalogSession {
   // keeps memory to a window where a merge against the whole scan would hold every file.
   // Never in a side run (its rows outside the roots must stay).
   bool may_take_windows() const { return !side_run_; }
-  // After fingerprint() of a window: which of its files (by index) are catalogued files of
-  // earlier windows, joined as possible twins (PlanOptions::earlier).
-  const std::vector<bool>& earlier_files() const { return earlier_; }
-  // Of those, the files a group of an earlier window held already: a window takes one
-  // twin per whole-file hash, so its group grows that group and is not counted again.
-  const std::vector<bool>& grouped_before_files() const { return grouped_before_; }
+  // After fingerprint(): the role of each file of the scan (by index). A window's files
+  // from earlier windows are EarlierTwin, or EarlierGroupedTwin when a group of an earlier
+  // window held them (a window takes one twin per whole-file hash, so its group grows that
+  // group and is not counted again); with look-ahead, AheadTwin and Settled as below. An
+  // incremental or side run's catalogued twins, and the unchanged files a --hashfile run
+  // that read its trees whole fingerprints as twins of its changed ones, are Candidate.
+  const BatchRoles& roles() const { return roles_; }
 
   // A windowed dedupe run's first pass (src/catalog_lookahead.cpp): every window's rows
   // are written before any dedupe, so that each window also takes its files' twins from
@@ -129,11 +131,9 @@ class CatalogSession {
   btrfs::Result<void> index_window(ScanResult& window);
   // After the first pass: the windows start again at the first file, looking ahead.
   void rewind_windows();
-  // After fingerprint() of a window, by file index: its ahead twins, which this window
-  // counts in its figures as its own files; and its own files that an earlier window took
-  // as ahead twins, counted there and left out of this window's figures.
-  const std::vector<bool>& ahead_files() const { return ahead_; }
-  const std::vector<bool>& settled_files() const { return settled_; }
+  // roles() then marks a window's ahead twins (AheadTwin), which it counts in its figures
+  // as its own files, and its own files that an earlier window took as ahead twins
+  // (Settled), counted there and left out of this window's figures.
 
   // Fingerprints the changed files of `scan` and the catalogued files they may duplicate;
   // other files keep empty (unknown) sums and are left out of matching. An incremental
@@ -227,14 +227,13 @@ class CatalogSession {
   std::unique_ptr<Catalog> catalog_;
   std::string temporary_;  // the catalog's file, when open_temporary() made it
   bool windowed_ = false;
-  std::vector<bool> earlier_, grouped_before_;
+  BatchRoles roles_;
   bool look_ahead_ = false;    // a first pass wrote the rows of every window
   InodeBitset taken_ahead_;    // files an earlier window took as ahead twins
   InodeBitset settled_whole_;  // of those, taken by their whole-file hash
-  std::vector<bool> ahead_, settled_;
-  // Marks a window's files (after incremental_->finish()): which twins came from windows
-  // ahead (`ahead_keys`: FileKey -> taken by its whole-file hash), which own files were
-  // settled by an earlier window; earlier_ keeps the twins of windows passed only.
+  // Marks a window's files in roles_ (after incremental_->finish()): which twins came from
+  // windows ahead (`ahead_keys`: FileKey -> taken by its whole-file hash), which own files
+  // were settled by an earlier window.
   void mark_ahead(const ScanResult& scan, const std::vector<uint32_t>& order, size_t own,
                   const std::unordered_map<FileKey, bool, FileKeyHash>& ahead_keys);
   std::string first_path_;

@@ -70,15 +70,16 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   const uint64_t gone = changed_with_row_ + stale_.size();
   stats.files_known = known_rows_ > gone ? known_rows_ - gone : 0;
   const auto order = incremental_->finish(scan);
-  earlier_.assign(order.size(), false);
   std::vector<bool> wanted(order.size(), false);
   for (uint32_t i = 0; i < order.size(); ++i) wanted[i] = order[i] >= changed;
-  grouped_before_.assign(order.size(), false);
-  if (windowed_) {
-    earlier_ = wanted;
-    for (uint32_t i = 0; i < order.size(); ++i)
-      grouped_before_[i] = wanted[i] && candidates.grouped_before.count(
-                                            {scan.files[i].subvolume, scan.files[i].inode});
+  roles_ = windowed_ ? BatchRoles::window(order.size()) : BatchRoles::incremental(order.size());
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    if (!wanted[i]) continue;
+    const bool grouped =
+        candidates.grouped_before.count({scan.files[i].subvolume, scan.files[i].inode}) > 0;
+    roles_.set(i, !windowed_ ? BatchRole::Candidate
+                  : grouped  ? BatchRole::EarlierGroupedTwin
+                             : BatchRole::EarlierTwin);
   }
   mark_ahead(scan, order, changed, candidates.ahead_keys);
   if (stats.candidates == 0) return fp;

@@ -103,8 +103,7 @@ DedupePlan plan_rounds(const ScanResult& scan, const MatchResult& matches,
       const auto& m = g.members[i];
       if (i == t || m.layout == target.layout) continue;
       if (scan.files[m.file].outside_roots) continue;  // a source only: never written to
-      if (options.earlier && (*options.earlier)[m.file] && (*options.earlier)[target.file])
-        continue;
+      if (options.roles && options.roles->planned_before(m.file, target.file)) continue;
       if (!options.dedupe_readonly && readonly_subvolume(scan, scan.files[m.file].subvolume)) {
         ++plan.readonly_members_skipped;
         continue;

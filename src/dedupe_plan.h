@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "btrfs/dedupe_range.h"
+#include "src/batch_roles.h"
 #include "src/duplicate_match.h"
 #include "src/tree_scan.h"
 
@@ -44,10 +45,10 @@ struct PlanOptions {
   uint64_t round_bytes = 16ULL << 20;  // sector multiple
   size_t max_destinations = btrfs::kMaxDedupeDestinations;
   bool dedupe_readonly = false;        // allow destinations in read-only snapshots
-  // A run read in windows: the files (by index) that joined this window from earlier ones
-  // as possible twins. A pair of them was planned in an earlier window already: neither
-  // becomes the other's destination again (no second try of what was refused there).
-  const std::vector<bool>* earlier = nullptr;
+  // The batch's roles (by file index; nullptr: all its own). A pair of earlier windows'
+  // twins was planned in an earlier window already: neither becomes the other's
+  // destination again (no second try of what was refused there).
+  const BatchRoles* roles = nullptr;
   // A time-boxed run (--max-runtime): the groups that would share the most bytes first
   // (order_most_valuable_first), so a run cut short has done its most valuable work.
   bool most_valuable_first = false;

@@ -40,7 +40,7 @@ void take_scan_figures(const ScanResult& scan, FilesystemReport& r) {
   r.tree_items = scan.tree_items;
   r.tree_searches = scan.search_calls;
   r.passed_over = scan.passed_over;
-  r.before = r.after = summarize_sharing(scan.extents, nullptr, &scan.files);
+  r.before = r.after = summarize_sharing(scan.extents, &scan.files);
 }
 
 void start_report(const ScanResult& scan, const JobOptions& o, ProgressSink* progress,
@@ -114,7 +114,7 @@ void confirm_dedupe(ScanResult& scan, PlannedWork& work, const ScanOptions& scan
     r.error = "re-reading the tree after dedupe: " + after.error().message();
     return;
   }
-  r.after = summarize_sharing(after->extents, nullptr, &after->files);
+  r.after = summarize_sharing(after->extents, &after->files);
   measure_freed_space(*after, work.extents, work.rewritten, scan.fs.generation, r);
   r.destination_extents_after += count_extents_of(*after, work.destination_files);
   settle_allocated_after(r);
@@ -138,7 +138,8 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   }
 
   auto t = Clock::now();
-  auto work = match_and_plan(scan, *fp, o, {}, progress, r);
+  const BatchRoles roles = catalog ? catalog->roles() : BatchRoles{};
+  auto work = match_and_plan(scan, *fp, o, roles, progress, r);
   r.seconds.match = since(t);
   const bool stopped_before_dedupe = o.stop && o.stop->load();
   r.destination_extents_after = r.destination_extents_before;  // unless a dedupe changes them

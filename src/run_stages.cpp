@@ -42,30 +42,6 @@ std::vector<GroupListing> list_groups(const ScanResult& scan, const MatchResult&
   return out;
 }
 
-// A window's groups of earlier windows' files only were found (and planned) in their own
-// window; a group with two earlier members, or one an earlier group held (`grouped_before`),
-// grows a group an earlier window counted already.
-void drop_groups_of_earlier_windows(const std::vector<bool>& earlier,
-                                    const std::vector<bool>* grouped_before,
-                                    MatchResult& matches) {
-  std::erase_if(matches.groups, [&](const DuplicateGroup& g) {
-    return std::all_of(g.members.begin(), g.members.end(),
-                       [&](const GroupMember& m) { return earlier[m.file]; });
-  });
-  matches.whole_file_groups = matches.partial_groups = 0;
-  for (const auto& g : matches.groups) {
-    const auto earlier_members = std::count_if(
-        g.members.begin(), g.members.end(), [&](const GroupMember& m) { return earlier[m.file]; });
-    const bool grows = earlier_members > 1 ||
-                       (grouped_before && std::any_of(g.members.begin(), g.members.end(),
-                                                      [&](const GroupMember& m) {
-                                                        return (*grouped_before)[m.file];
-                                                      }));
-    if (grows) continue;
-    ++(g.whole_file ? matches.whole_file_groups : matches.partial_groups);
-  }
-}
-
 // After the rounds: the remainders, unless a stop came or the filesystem is full.
 RewriteStats rewrite_planned(const ScanResult& scan, const RemainderPlan& remainders,
                              const DedupeStats& rounds, const JobOptions& o,
@@ -100,6 +76,22 @@ std::vector<std::pair<uint64_t, uint64_t>> destination_files(const ScanResult& s
 
 }  // namespace
 
+void drop_groups_of_earlier_windows(const BatchRoles& roles, MatchResult& matches) {
+  const auto earlier = [&](const GroupMember& m) { return roles.counted_before(m.file); };
+  std::erase_if(matches.groups, [&](const DuplicateGroup& g) {
+    return std::all_of(g.members.begin(), g.members.end(), earlier);
+  });
+  matches.whole_file_groups = matches.partial_groups = 0;
+  for (const auto& g : matches.groups) {
+    const bool grows = std::count_if(g.members.begin(), g.members.end(), earlier) > 1 ||
+                       std::any_of(g.members.begin(), g.members.end(), [&](const GroupMember& m) {
+                         return roles.grouped_before(m.file);
+                       });
+    if (grows) continue;
+    ++(g.whole_file ? matches.whole_file_groups : matches.partial_groups);
+  }
+}
+
 uint64_t count_extents_of(const ScanResult& scan,
                           const std::vector<std::pair<uint64_t, uint64_t>>& files) {
   if (files.empty()) return 0;
@@ -121,9 +113,8 @@ void report_progress(ProgressSink* sink, const char* phase, uint64_t done, uint6
 }
 
 PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const JobOptions& o,
-                           const WindowTwins& twins, ProgressSink* progress,
+                           const BatchRoles& roles, ProgressSink* progress,
                            FilesystemReport& r) {
-  const std::vector<bool>* earlier = twins.earlier;
   report_progress(progress, "match", 0, 0);
   MatchOptions mo;
   mo.block_size = o.block_size;
@@ -137,10 +128,10 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
                                              : 4 * default_io_threads(r.roots.front());
   prove_short_files(scan, fp, matches, readers);
   fp.files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
-  if (earlier) drop_groups_of_earlier_windows(*earlier, twins.grouped_before, matches);
+  if (roles.in_windows()) drop_groups_of_earlier_windows(roles, matches);
   PlanOptions po;
   po.dedupe_readonly = o.dedupe_readonly;
-  po.earlier = earlier;
+  po.roles = &roles;
   po.most_valuable_first = o.most_valuable_first;
   PlannedWork work;
   work.plan = plan_rounds(scan, matches, po);

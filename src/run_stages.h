@@ -44,18 +44,18 @@ struct PlannedWork {
 uint64_t count_extents_of(const ScanResult& scan,
                           const std::vector<std::pair<uint64_t, uint64_t>>& files);
 
-// A window's files from earlier windows (CatalogSession::earlier_files, PlanOptions::
-// earlier) and those of them an earlier group held (grouped_before_files); none in a
-// whole run.
-struct WindowTwins {
-  const std::vector<bool>* earlier = nullptr;
-  const std::vector<bool>* grouped_before = nullptr;
-};
+// A window's groups (roles.in_windows()): those of earlier twins alone were found, counted
+// and planned in their own window and go; a group with two earlier twins, or with one an
+// earlier group held (EarlierGroupedTwin), grows a group an earlier window counted and
+// stays, uncounted. The whole-file and partial group counts are those of the rest.
+void drop_groups_of_earlier_windows(const BatchRoles& roles, MatchResult& matches);
 
 // Matches the fingerprinted files of `scan` (and frees their sums), plans the rounds, and
-// adds the figures to `r`.
+// adds the figures to `r`. `roles`: what each file is there for (CatalogSession::roles;
+// empty in a whole run): in a window, groups of earlier twins alone were counted and
+// planned in their own window.
 PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const JobOptions& o,
-                           const WindowTwins& twins, ProgressSink* progress,
+                           const BatchRoles& roles, ProgressSink* progress,
                            FilesystemReport& r);
 
 // Runs the plan's rounds with the job's workers, then rewrites the planned remainders

@@ -7,8 +7,7 @@
 namespace btrdedupe {
 
 std::map<uint64_t, SubvolumeUsage> subvolume_usage(const ScanResult& scan,
-                                                   const std::vector<bool>* counted_before,
-                                                   const std::vector<bool>* left_out) {
+                                                   const BatchRoles& roles) {
   std::map<uint64_t, SubvolumeUsage> usage;
   for (const auto& s : scan.subvolumes) usage[s.id];
   const auto& ex = scan.extents;  // sorted by disk_bytenr
@@ -19,8 +18,8 @@ std::map<uint64_t, SubvolumeUsage> subvolume_usage(const ScanResult& scan,
     users.clear();
     bool elsewhere = false;
     for (; i < ex.size() && ex[i].disk_bytenr == bytenr; ++i) {
-      if (left_out && (*left_out)[ex[i].file]) continue;
-      elsewhere = elsewhere || (counted_before && (*counted_before)[ex[i].file]);
+      if (roles.left_out(ex[i].file)) continue;
+      elsewhere = elsewhere || roles.counted_before(ex[i].file);
       disk = std::max(disk, ex[i].disk_num_bytes);
       users.push_back(scan.files[ex[i].file].subvolume);
       for (uint64_t s : scan.readonly_alias_subvolumes.subvolumes_of(ex[i].file)) users.push_back(s);

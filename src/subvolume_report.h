@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "btrfs/subvolume.h"
+#include "src/batch_roles.h"
 #include "src/dedupe_plan.h"
 #include "src/tree_scan.h"
 
@@ -22,13 +23,12 @@ struct SubvolumeUsage {
   uint64_t exclusive = 0;   // of which no other scanned subvolume uses any part
 };
 
-// Every subvolume of `scan` (those without data too), by id. counted_before (by file
-// index): files an earlier usage counted (a window's twins from earlier windows); data they
-// reference is left out here. left_out (by file index): files another window counts, as if
-// they were not in `scan`.
+// Every subvolume of `scan` (those without data too), by id. roles (by file index; empty:
+// all the batch's own): data that files an earlier usage counted reference
+// (BatchRoles::counted_before, a window's twins from earlier windows) is left out here;
+// files another window counts (BatchRoles::left_out) are as if not in `scan`.
 std::map<uint64_t, SubvolumeUsage> subvolume_usage(const ScanResult& scan,
-                                                   const std::vector<bool>* counted_before = nullptr,
-                                                   const std::vector<bool>* left_out = nullptr);
+                                                   const BatchRoles& roles = {});
 
 // Bytes the plan dedupes into each subvolume (its destinations'), by id.
 std::map<uint64_t, uint64_t> planned_bytes_by_subvolume(const ScanResult& scan,

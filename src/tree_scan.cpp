@@ -158,17 +158,16 @@ void sort_by_physical_identity(std::vector<FileExtent>& extents) {
 }
 
 SharingSummary summarize_sharing(const std::vector<FileExtent>& extents,
-                                 const std::vector<bool>* counted_before,
                                  const std::vector<ScannedFile>* files,
-                                 const std::vector<bool>* left_out) {
-  if (left_out) {
+                                 const BatchRoles& roles) {
+  const auto left_out = [&](const FileExtent& e) { return roles.left_out(e.file); };
+  if (std::any_of(extents.begin(), extents.end(), left_out)) {
     std::vector<FileExtent> kept;
-    std::copy_if(extents.begin(), extents.end(), std::back_inserter(kept),
-                 [&](const FileExtent& e) { return !(*left_out)[e.file]; });
-    return summarize_sharing(kept, counted_before, files);
+    std::remove_copy_if(extents.begin(), extents.end(), std::back_inserter(kept), left_out);
+    return summarize_sharing(kept, files, roles);
   }
   SharingSummary s;
-  auto before = [&](const FileExtent& e) { return counted_before && (*counted_before)[e.file]; };
+  auto before = [&](const FileExtent& e) { return roles.counted_before(e.file); };
   auto aliased = [&](const FileExtent& e) { return files && (*files)[e.file].readonly_alias; };
   size_t i = 0;
   while (i < extents.size()) {

@@ -12,6 +12,7 @@
 #include "btrfs/fs_info.h"
 #include "btrfs/result.h"
 #include "btrfs/subvolume.h"
+#include "src/batch_roles.h"
 #include "src/file_extent.h"
 #include "src/path_table.h"
 #include "src/subvolume_sets.h"
@@ -114,16 +115,15 @@ struct SharingSummary {
   uint64_t allocated_bytes = 0;
 };
 // extents must be sorted by (disk_bytenr, extent_offset), as ScanResult's are.
-// counted_before (by file index): files an earlier summary counted (a window's twins from
-// earlier windows); their extents are not counted, and data they share is not unique here.
-// in_shared_extents counts them all the same, so that after minus before of one window is
-// what that window's dedupe newly shared, the twins' side included.
 // files (by file index, optional): a file that stands for folded read-only snapshot copies
 // (ScannedFile::readonly_alias) holds extents those copies share.
-// left_out (by file index, optional): files another window counts, as if not in this one.
+// roles (by file index; empty: all the batch's own): files an earlier summary counted
+// (BatchRoles::counted_before, a window's twins from earlier windows) add no extents, and
+// data they share is not unique here; in_shared_extents counts them all the same, so that
+// after minus before of one window is what that window's dedupe newly shared, the twins'
+// side included. Files another window counts (BatchRoles::left_out) are as if not here.
 SharingSummary summarize_sharing(const std::vector<FileExtent>& extents,
-                                 const std::vector<bool>* counted_before = nullptr,
                                  const std::vector<ScannedFile>* files = nullptr,
-                                 const std::vector<bool>* left_out = nullptr);
+                                 const BatchRoles& roles = {});
 
 }  // namespace btrdedupe

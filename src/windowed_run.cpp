@@ -100,8 +100,7 @@ btrfs::Result<FingerprintResult> fingerprint_window(CatalogSession& session, Sca
 // Dedupes the window's plan and re-reads what changed: then `sharing` and `usage` are the
 // window's figures after. False: the re-read failed (the run's error is set).
 bool dedupe_window(CatalogSession& session, ScanResult& window, PlannedWork work,
-                   const std::vector<bool>& earlier, const std::vector<bool>& settled,
-                   const JobOptions& o, ProgressSink* progress, FilesystemReport& r,
+                   const BatchRoles& roles, const JobOptions& o, ProgressSink* progress, FilesystemReport& r,
                    SharingSummary& sharing, UsageBySubvolume& usage) {
   auto t = Clock::now();
   r.dedupe.add(dedupe_planned(window, work, o, progress, r));
@@ -124,8 +123,8 @@ bool dedupe_window(CatalogSession& session, ScanResult& window, PlannedWork work
     r.error = "re-reading the tree after dedupe: " + confirmed.error().message();
     return false;
   }
-  sharing = summarize_sharing(window.extents, &earlier, &window.files, &settled);
-  usage = subvolume_usage(window, &earlier, &settled);
+  sharing = summarize_sharing(window.extents, &window.files, roles);
+  usage = subvolume_usage(window, roles);
   measure_freed_space(window, extents, rewritten, window.fs.generation, r);
   r.destination_extents_after += count_extents_of(window, files);
   return true;
@@ -144,21 +143,19 @@ bool run_window(CatalogSession& session, ScanResult& window, bool more, const Jo
     r.error = fp.error().message();
     return false;
   }
-  const std::vector<bool> earlier = session.earlier_files();
-  const std::vector<bool> settled = session.settled_files();
-  const std::vector<bool> grouped_before = session.grouped_before_files();
-  auto sharing = summarize_sharing(window.extents, &earlier, &window.files, &settled);
-  auto usage = subvolume_usage(window, &earlier, &settled);
+  const BatchRoles roles = session.roles();
+  auto sharing = summarize_sharing(window.extents, &window.files, roles);
+  auto usage = subvolume_usage(window, roles);
   add_sharing(r.before, sharing);
   add_usage(totals.usage_before, usage);
 
   const auto t = Clock::now();
-  auto work = match_and_plan(window, *fp, o, {&earlier, &grouped_before}, progress, r);
+  auto work = match_and_plan(window, *fp, o, roles, progress, r);
   r.seconds.match += since(t);
   for (const auto& [id, bytes] : work.planned) totals.planned[id] += bytes;
   if (o.dedupe && !(o.stop && o.stop->load()) && !work.plan.rounds.empty()) {
-    if (!dedupe_window(session, window, std::move(work), earlier, settled, o, progress, r,
-                       sharing, usage))
+    if (!dedupe_window(session, window, std::move(work), roles, o, progress, r, sharing,
+                       usage))
       return false;
   } else {
     r.destination_extents_after += count_extents_of(window, work.destination_files);

@@ -31,10 +31,11 @@ TEST(DedupePlan, EarlierWindowsPairsAreNotPlannedAgain) {
   const auto b = fs.add_file(4 * kSector, seq(1, 4));  // (say) the kernel refused to share
   const auto c = fs.add_file(4 * kSector, seq(1, 4));  // this window's copy
   const auto m = fs.match();
-  std::vector<bool> earlier(3, false);
-  earlier[a] = earlier[b] = true;
+  BatchRoles earlier = BatchRoles::window(3);
+  earlier.set(a, BatchRole::EarlierTwin);
+  earlier.set(b, BatchRole::EarlierGroupedTwin);
   PlanOptions o;
-  o.earlier = &earlier;
+  o.roles = &earlier;
   const auto plan = plan_rounds(fs.scan, m, o);
   ASSERT_EQ(plan.rounds.size(), 1u);
   EXPECT_EQ(plan.rounds[0].source.file, a);

@@ -40,14 +40,15 @@ TEST(SharingSummary, DataCountedBeforeIsLeftOut) {
   v[2].file = 2;  // two files of this window sharing one extent
   v[3].file = 3;
   v[4].file = 4;
-  const std::vector<bool> earlier = {true, false, false, false, false};
-  const auto s = summarize_sharing(v, &earlier);
+  BatchRoles earlier = BatchRoles::window(5);
+  earlier.set(0, BatchRole::EarlierTwin);
+  const auto s = summarize_sharing(v, nullptr, earlier);
   EXPECT_EQ(s.logical_bytes, 100u + 40 + 40 + 8);
   EXPECT_EQ(s.unique_bytes, 40u + 8);
   EXPECT_EQ(s.shared_bytes, 100u + 40);
   EXPECT_EQ(s.physical_extents, 2u);
-  const std::vector<bool> none(5, false);  // nothing earlier: as without the filter
-  const auto all = summarize_sharing(v, &none);
+  const BatchRoles none = BatchRoles::window(5);  // nothing earlier: as without the roles
+  const auto all = summarize_sharing(v, nullptr, none);
   const auto plain = summarize_sharing(v);
   EXPECT_EQ(all.logical_bytes, plain.logical_bytes);
   EXPECT_EQ(all.unique_bytes, plain.unique_bytes);
@@ -64,10 +65,32 @@ TEST(SharingSummary, BytesInSharedExtentsCountEveryReference) {
   EXPECT_EQ(summarize_sharing(v).in_shared_extents, 200u);  // a deduped pair counts twice
   std::vector<ScannedFile> files(4);
   files[3].readonly_alias = true;
-  EXPECT_EQ(summarize_sharing(v, nullptr, &files).in_shared_extents, 208u);
+  EXPECT_EQ(summarize_sharing(v, &files).in_shared_extents, 208u);
   // Earlier windows' twins count too: a window's after minus before is what it shared.
-  const std::vector<bool> earlier = {true, false, false, false};
-  EXPECT_EQ(summarize_sharing(v, &earlier).in_shared_extents, 200u);
+  BatchRoles earlier = BatchRoles::window(4);
+  earlier.set(0, BatchRole::EarlierGroupedTwin);
+  EXPECT_EQ(summarize_sharing(v, nullptr, earlier).in_shared_extents, 200u);
+}
+
+// A window's own file that an earlier window took as its ahead twin (Settled) was counted
+// there: here it is as if absent, so the extent it shares with this window's file is that
+// file's alone. Ahead twins and candidates count as the batch's own.
+TEST(SharingSummary, SettledFilesAreLeftOutAndAheadTwinsCountAsOwn) {
+  std::vector<FileExtent> v = {ext(1000, 0, 100), ext(1000, 0, 100), ext(5000, 0, 40)};
+  for (uint32_t i = 0; i < v.size(); ++i) v[i].file = i;
+  BatchRoles roles = BatchRoles::window(3);
+  roles.set(0, BatchRole::Settled);
+  const auto s = summarize_sharing(v, nullptr, roles);
+  EXPECT_EQ(s.logical_bytes, 140u);
+  EXPECT_EQ(s.unique_bytes, 140u);
+  EXPECT_EQ(s.shared_bytes, 0u);
+  EXPECT_EQ(s.in_shared_extents, 0u);
+  roles.set(0, BatchRole::AheadTwin);
+  roles.set(2, BatchRole::Candidate);
+  const auto own = summarize_sharing(v, nullptr, roles), plain = summarize_sharing(v);
+  EXPECT_EQ(own.logical_bytes, plain.logical_bytes);
+  EXPECT_EQ(own.unique_bytes, plain.unique_bytes);
+  EXPECT_EQ(own.in_shared_extents, plain.in_shared_extents);
 }
 
 }  // namespace btrdedupe

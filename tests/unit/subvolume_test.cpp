@@ -77,6 +77,26 @@ TEST(SubvolumeUsage, ExclusiveIsWhatNoOtherSubvolumeReferences) {
   EXPECT_EQ(usage.at(258).exclusive, 0u);
 }
 
+// In a window, data an earlier window's twin references was counted there (EarlierTwin),
+// and a file another window counts (Settled) is as if absent.
+TEST(SubvolumeUsage, RolesLeaveOutWhatAnotherWindowCounts) {
+  const auto scan = pool();
+  BatchRoles roles = BatchRoles::window(scan.files.size());
+  roles.set(1, BatchRole::EarlierTwin);  // a2
+  auto usage = subvolume_usage(scan, roles);
+  EXPECT_EQ(usage.at(256).referenced, 65536u);
+  EXPECT_EQ(usage.at(256).exclusive, 0u);
+  EXPECT_EQ(usage.at(257).referenced, 16384u);  // the extent shared with a2 was counted
+  EXPECT_EQ(usage.at(257).exclusive, 16384u);
+  roles.set(1, BatchRole::Own);
+  roles.set(3, BatchRole::Settled);  // b2
+  usage = subvolume_usage(scan, roles);
+  EXPECT_EQ(usage.at(256).referenced, 65536u + 8192 + 4096);
+  EXPECT_EQ(usage.at(256).exclusive, 8192u + 4096);  // A's alone without b2
+  EXPECT_EQ(usage.at(257).referenced, 16384u);       // b1's extent, counted whole
+  EXPECT_EQ(usage.at(257).exclusive, 16384u);
+}
+
 TEST(SubvolumeUsage, FiguresCarryPlannedAndDedupedBytesPerDestinationSubvolume) {
   const auto scan = pool();
   DedupePlan plan;

@@ -1,0 +1,70 @@
+// What each file of a batch is there for. A batch is what a run matches and dedupes at
+// once: a whole run's scan, an incremental run's changed files with their catalogued twins,
+// or one window of a run read in windows. Each file has exactly one role, and the figures,
+// the group count and the plan ask the role, not a set of per-file flags.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace btrdedupe {
+
+enum class BatchRole : uint8_t {
+  // Read for this batch: counted in its figures, matched, a source or a destination.
+  Own,
+  // A catalogued twin of an own file (an incremental or side run), verified against the
+  // tree before it joined: counted and deduped as the batch's own.
+  Candidate,
+  // A file of a window still to come, taken as a twin (the look-ahead of a windowed dedupe
+  // run): counted here as this window's own; its own window leaves it out (Settled).
+  AheadTwin,
+  // An own file an earlier window took as its ahead twin: that window counted and deduped
+  // it, so this one leaves it out of its figures.
+  Settled,
+  // A file of a window passed, joined as a source for this window's files: that window
+  // counted it. A pair of earlier twins was planned there, never again here.
+  EarlierTwin,
+  // An earlier twin whose whole-file group an earlier window held: a group holding it
+  // grows that group and is not counted again.
+  EarlierGroupedTwin,
+};
+
+// The roles of a batch's files, by file index. Empty: every file is the batch's own (a
+// whole run), and in_windows() is false.
+class BatchRoles {
+ public:
+  BatchRoles() = default;
+  // A window of `files` files, all its own until set().
+  static BatchRoles window(size_t files);
+  // An incremental run's batch of `files` files, all its own until set().
+  static BatchRoles incremental(size_t files);
+
+  void set(uint32_t file, BatchRole role) { roles_[file] = role; }
+  BatchRole of(uint32_t file) const {
+    return file < roles_.size() ? roles_[file] : BatchRole::Own;
+  }
+  size_t size() const { return roles_.size(); }
+  // The batch is a window of a run read in windows: its groups of earlier twins alone were
+  // counted in their own window.
+  bool in_windows() const { return in_windows_; }
+
+  // An earlier window counted this file: its extents and data are not this batch's.
+  bool counted_before(uint32_t file) const {
+    const BatchRole r = of(file);
+    return r == BatchRole::EarlierTwin || r == BatchRole::EarlierGroupedTwin;
+  }
+  // Another window counts this file: this batch's figures leave it out entirely.
+  bool left_out(uint32_t file) const { return of(file) == BatchRole::Settled; }
+  bool grouped_before(uint32_t file) const { return of(file) == BatchRole::EarlierGroupedTwin; }
+  // Neither of two earlier twins becomes the other's destination: their pair was planned
+  // (and any refusal met) in an earlier window.
+  bool planned_before(uint32_t a, uint32_t b) const {
+    return counted_before(a) && counted_before(b);
+  }
+ private:
+  std::vector<BatchRole> roles_;
+  bool in_windows_ = false;
+};
+
+}  // namespace btrdedupe
