@@ -2,6 +2,8 @@
 // in windows of files, for runs too large to hold whole. Apart from the targeted reads of
 // an incremental run because it walks the trees in order, chunk by chunk, and folds
 // read-only snapshot files through their snapshot family as it goes.
+#include <linux/btrfs_tree.h>
+
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -9,9 +11,17 @@
 #include "btrfs/tree_source.h"
 #include "src/incremental_scan.h"
 #include "src/scan_admission.h"
+#include "src/tree_warmup.h"
 
 namespace btrdedupe {
+namespace {
 
+// A window's chunk of `files` regular files spans about as many inode numbers (the rest
+// are directories, and files folded into others); its warm-up covers twice that, and the
+// walk reads on past it as before (cold, one leaf at a time).
+uint64_t warmup_span(size_t files) { return 2 * static_cast<uint64_t>(files) + 1024; }
+
+}  // namespace
 
 btrfs::Result<bool> IncrementalScan::read_window(ScanResult& out, size_t max_files) {
   directory_nodes_.clear();  // a new window has its own path table
@@ -29,10 +39,19 @@ btrfs::Result<bool> IncrementalScan::read_window(ScanResult& out, size_t max_fil
       // Bounded too when the window is not (a side run reads its roots in one).
       constexpr size_t kChunkFiles = 16384;
       const size_t room = std::min(kChunkFiles, max_files - std::min(max_files, out.files.size()));
+      // The chunk's leaves read ahead of the walk, as a whole scan's are (TreeWarmup):
+      // cold, a window read one leaf at a time took 5.1 s for 4 copies of linux-source
+      // where the whole scan's part took 1.3 s. Bounded to the chunk, so the threads
+      // never run ahead into leaves the cache would drop before the next window.
+      const uint64_t from = std::max<uint64_t>(window_next_, BTRFS_FIRST_FREE_OBJECTID);
+      TreeWarmup warmup(*trees_, subvolume_inodes_range(subvolume, from, from + warmup_span(room)),
+                        options_.warmup_threads, /*with_leader=*/true, from);
       auto next = inodes(subvolume).read_from(window_next_, [&](uint64_t inode, InodeState& state) {
+        warmup.leader_at(inode);
         if (state.item.is_regular()) chunk.emplace_back(inode, std::move(state));
         return chunk.size() < room;
       });
+      warmup.cancel();  // the chunk is read: what is left of its range is the next's
       if (!next) return next.error();
       if (auto ok = add_chunk(out, subvolume, chunk); !ok) return ok.error();
       window_next_ = *next;

@@ -11,10 +11,6 @@
 namespace btrdedupe {
 namespace {
 
-// A chunk of a subvolume tree for a warm-up thread spans at least this many inode
-// numbers (a few leaves' worth); smaller trees get fewer chunks, tiny ones none.
-constexpr uint64_t kWarmupMinInodes = 256;
-
 // Appends `name` to `arena` and returns its end there, or the arena's size (an empty name)
 // past 4 GiB of names in one subvolume.
 uint32_t add_name(std::string& arena, std::string_view name) {
@@ -168,11 +164,8 @@ btrfs::Result<SubvolumeTree> read_subvolume_tree(btrfs::TreeSource& trees, uint6
   key.max_type = BTRFS_EXTENT_DATA_KEY;
   const auto cursor = trees.search(key, 1 << 20);
   btrfs::ItemCursor& search = *cursor;
-  WarmupRange ahead;
-  ahead.tree_id = subvol;
-  ahead.first = BTRFS_FIRST_FREE_OBJECTID;
-  ahead.last = BTRFS_LAST_FREE_OBJECTID;
-  ahead.min_chunk = kWarmupMinInodes;
+  const WarmupRange ahead =
+      subvolume_inodes_range(subvol, BTRFS_FIRST_FREE_OBJECTID, BTRFS_LAST_FREE_OBJECTID);
   // Stopped and joined on every return below, before `trees` can go.
   TreeWarmup warmup(trees, ahead, warmup_threads, /*with_leader=*/true);
   uint64_t leader_at = 0;

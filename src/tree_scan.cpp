@@ -20,8 +20,8 @@ namespace btrdedupe {
 namespace {
 
 // A chunk of the csum tree for a warm-up thread spans at least this many bytes of disk
-// address (as a subvolume tree's spans kWarmupMinInodes inode numbers, in
-// src/subvolume_tree_reader.cpp): a 16 KiB leaf of crc32c sums covers 16 MiB of data.
+// address (as a subvolume tree's spans a few leaves' worth of inode numbers,
+// subvolume_inodes_range): a 16 KiB leaf of crc32c sums covers 16 MiB of data.
 constexpr uint64_t kWarmupMinCsumBytes = 64ULL << 20;
 
 // The csum tree, warmed in the background while the scan runs (ScanOptions::warm_csum_tree).

@@ -43,7 +43,20 @@ uint64_t coordinate(const WarmupRange& r, uint64_t objectid, uint64_t offset) {
   return r.axis == WarmupRange::Axis::Objectid ? objectid : offset;
 }
 
+// A chunk of a subvolume tree for a warm-up thread spans at least this many inode
+// numbers (a few leaves' worth).
+constexpr uint64_t kWarmupMinInodes = 256;
+
 }  // namespace
+
+WarmupRange subvolume_inodes_range(uint64_t subvolume, uint64_t first, uint64_t last) {
+  WarmupRange range;
+  range.tree_id = subvolume;
+  range.first = first;
+  range.last = last;
+  range.min_chunk = kWarmupMinInodes;
+  return range;
+}
 
 TreeWarmup::TreeWarmup(btrfs::TreeSource& source, const WarmupRange& range, unsigned threads,
                        bool with_leader, uint64_t leader_start)

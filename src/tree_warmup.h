@@ -55,6 +55,10 @@ struct WarmupRange {
   uint64_t min_chunk = 1;
 };
 
+// Inodes [first, last] of subvolume tree `subvolume`, in chunks of a few leaves at least
+// (a smaller tree gets fewer chunks, a tiny one none).
+WarmupRange subvolume_inodes_range(uint64_t subvolume, uint64_t first, uint64_t last);
+
 // What the threads did; complete once they are joined (after join() or cancel()).
 struct WarmupStats {
   uint64_t chunks = 0;     // in the plan (0: nothing to warm, or the probe failed)
