@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "btrfs/fd.h"
 #include "btrfs/items.h"
@@ -74,7 +75,7 @@ PhysicalExtents physical_extents(const ScanResult& scan, const std::vector<bool>
 }
 
 // Walks the csum tree once per cluster of nearby extents, in disk order.
-btrfs::Result<void> sums_from_csum_tree(int fd, const ScanResult& scan,
+btrfs::Result<void> sums_from_csum_tree(btrfs::TreeSource& csums, const ScanResult& scan,
                                         std::vector<ExtentSums>& extents, FingerprintStats& st) {
   const uint32_t ss = scan.fs.sectorsize;
   const uint16_t cs = scan.fs.csum_size;
@@ -99,7 +100,8 @@ btrfs::Result<void> sums_from_csum_tree(int fd, const ScanResult& scan,
     key.min_type = key.max_type = BTRFS_EXTENT_CSUM_KEY;
     key.min_offset = start > item_span ? start - item_span : 0;
     key.max_offset = end - 1;
-    btrfs::TreeSearch search(fd, key, 1 << 20);
+    const auto cursor = csums.search(key, 1 << 20);
+    btrfs::ItemCursor& search = *cursor;
     size_t p = w;  // first extent of the cluster that may still overlap
     for (;;) {
       auto next = search.next();
@@ -181,7 +183,7 @@ std::span<uint8_t> FileSumsTable::known(size_t file) {
 
 btrfs::Result<FingerprintResult> fingerprint(
     const ScanResult& scan, const std::function<void(uint64_t bytes_done)>& on_progress,
-    const std::vector<bool>* wanted, unsigned threads) {
+    const std::vector<bool>* wanted, unsigned threads, btrfs::TreeSource* csums) {
   FingerprintResult out;
   auto& st = out.stats;
   const uint32_t ss = scan.fs.sectorsize;
@@ -189,11 +191,17 @@ btrfs::Result<FingerprintResult> fingerprint(
   if (ss == 0 || cs == 0) return btrfs::Error{EINVAL, "fingerprint: scan has no filesystem info"};
 
   if (scan.roots.empty()) return out;
-  auto dir = btrfs::Fd::open(scan.roots[0].path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-  if (!dir) return dir.error();
+  std::optional<btrfs::Fd> dir;
+  std::optional<btrfs::KernelTreeSource> kernel;
+  if (!csums) {
+    auto opened = btrfs::Fd::open(scan.roots[0].path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    if (!opened) return opened.error();
+    dir.emplace(std::move(*opened));
+    csums = &kernel.emplace(dir->get());
+  }
   auto physical = physical_extents(scan, wanted);
   auto& extents = physical.extents;
-  if (auto ok = sums_from_csum_tree(dir->get(), scan, extents, st); !ok) return ok.error();
+  if (auto ok = sums_from_csum_tree(*csums, scan, extents, st); !ok) return ok.error();
 
   // Extents whose every referenced sector came from the csum tree are done; the rest are
   // read, in disk order, by `threads` workers.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "btrfs/result.h"
+#include "btrfs/tree_source.h"
 #include "src/tree_scan.h"
 
 namespace btrdedupe {
@@ -90,8 +91,11 @@ struct FingerprintResult {
 // other files get empty sums.
 // threads: workers reading data (JobOptions::io_threads); 0 chooses by the storage
 // (default_io_threads). The result is the same whatever the number.
+// csums: where the csum tree is read (nullptr: the kernel's, through the first root); unit
+// tests give synthetic csum items. Extents it has no sums for are read from the files.
 btrfs::Result<FingerprintResult> fingerprint(
     const ScanResult& scan, const std::function<void(uint64_t bytes_done)>& on_progress = {},
-    const std::vector<bool>* wanted = nullptr, unsigned threads = 0);
+    const std::vector<bool>* wanted = nullptr, unsigned threads = 0,
+    btrfs::TreeSource* csums = nullptr);
 
 }  // namespace btrdedupe
