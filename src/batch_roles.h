@@ -62,6 +62,7 @@ class BatchRoles {
   bool planned_before(uint32_t a, uint32_t b) const {
     return counted_before(a) && counted_before(b);
   }
+
  private:
   std::vector<BatchRole> roles_;
   bool in_windows_ = false;

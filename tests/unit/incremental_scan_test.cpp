@@ -144,5 +144,36 @@ TEST_F(IncrementalScanTest, WindowsReadTheWholeTreeInChunksOfTheRoomLeft) {
   EXPECT_EQ(scan->read_fraction(), 1.0);
 }
 
+// Each chunk of a window is read with a warm-up ahead of it (TreeWarmup): threads that
+// search the same tree at once and drop what they read. What the windows hold must not
+// depend on them.
+TEST_F(IncrementalScanTest, WindowsHoldTheSameFilesWithOrWithoutTheWarmUp) {
+  for (uint64_t ino = 300; ino < 3300; ++ino) {
+    t.file(ino, 257, "f" + std::to_string(ino), 4096);
+    t.extent(ino, 0, 4096, (16ULL << 20) + ino * 4096);
+  }
+  auto read_all = [&](unsigned threads) {
+    ScanOptions o;
+    o.warmup_threads = threads;
+    ScanResult base = out;
+    auto scan = IncrementalScan::of_tree_source(source, {{kSub, "/synthetic/sub"}}, all, o, base);
+    std::vector<std::pair<size_t, uint64_t>> seen;  // (window, inode)
+    for (size_t w = 0, more = 1; more && w < 100; ++w) {
+      ScanResult window = base;
+      auto r = scan->read_window(window, 700);
+      EXPECT_TRUE(r.ok()) << r.error().message();
+      if (!r.ok()) break;
+      more = *r;
+      for (const auto& f : window.files) seen.emplace_back(w, f.inode);
+    }
+    return seen;
+  };
+  const uint64_t probes_before = source.probes();
+  const auto plain = read_all(0);
+  EXPECT_EQ(source.probes(), probes_before);  // no thread, no probe
+  ASSERT_EQ(plain.size(), 3002u);             // 258, 263 and the 3000 added
+  EXPECT_EQ(read_all(3), plain);
+}
+
 }  // namespace
 }  // namespace btrdedupe::test
