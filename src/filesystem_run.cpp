@@ -138,7 +138,8 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   }
 
   auto t = Clock::now();
-  const BatchRoles roles = catalog ? catalog->roles() : BatchRoles{};
+  const BatchRoles all_own;
+  const BatchRoles& roles = catalog ? catalog->roles() : all_own;
   auto work = match_and_plan(scan, *fp, o, roles, progress, r);
   r.seconds.match = since(t);
   const bool stopped_before_dedupe = o.stop && o.stop->load();

@@ -44,7 +44,8 @@ btrfs::Result<bool> IncrementalScan::read_window(ScanResult& out, size_t max_fil
       // where the whole scan's part took 1.3 s. Bounded to the chunk, so the threads
       // never run ahead into leaves the cache would drop before the next window.
       const uint64_t from = std::max<uint64_t>(window_next_, BTRFS_FIRST_FREE_OBJECTID);
-      const uint64_t to = from + std::min<uint64_t>(warmup_span(room), BTRFS_LAST_FREE_OBJECTID - from);
+      const uint64_t to =
+          from + std::min<uint64_t>(warmup_span(room), BTRFS_LAST_FREE_OBJECTID - from);
       TreeWarmup warmup(*trees_, subvolume_inodes_range(subvolume, from, to),
                         options_.warmup_threads, /*with_leader=*/true, from);
       auto next = inodes(subvolume).read_from(window_next_, [&](uint64_t inode, InodeState& state) {

@@ -161,7 +161,7 @@ SharingSummary summarize_sharing(const std::vector<FileExtent>& extents,
                                  const std::vector<ScannedFile>* files,
                                  const BatchRoles& roles) {
   const auto left_out = [&](const FileExtent& e) { return roles.left_out(e.file); };
-  if (std::any_of(extents.begin(), extents.end(), left_out)) {
+  if (roles.size() != 0 && std::any_of(extents.begin(), extents.end(), left_out)) {  // windows only
     std::vector<FileExtent> kept;
     std::remove_copy_if(extents.begin(), extents.end(), std::back_inserter(kept), left_out);
     return summarize_sharing(kept, files, roles);

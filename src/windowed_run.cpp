@@ -100,7 +100,8 @@ btrfs::Result<FingerprintResult> fingerprint_window(CatalogSession& session, Sca
 // Dedupes the window's plan and re-reads what changed: then `sharing` and `usage` are the
 // window's figures after. False: the re-read failed (the run's error is set).
 bool dedupe_window(CatalogSession& session, ScanResult& window, PlannedWork work,
-                   const BatchRoles& roles, const JobOptions& o, ProgressSink* progress, FilesystemReport& r,
+                   const BatchRoles& roles, const JobOptions& o, ProgressSink* progress,
+                   FilesystemReport& r,
                    SharingSummary& sharing, UsageBySubvolume& usage) {
   auto t = Clock::now();
   r.dedupe.add(dedupe_planned(window, work, o, progress, r));
@@ -143,7 +144,7 @@ bool run_window(CatalogSession& session, ScanResult& window, bool more, const Jo
     r.error = fp.error().message();
     return false;
   }
-  const BatchRoles roles = session.roles();
+  const BatchRoles& roles = session.roles();  // set by the fingerprint above, kept until the next
   auto sharing = summarize_sharing(window.extents, &window.files, roles);
   auto usage = subvolume_usage(window, roles);
   add_sharing(r.before, sharing);
