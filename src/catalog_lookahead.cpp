@@ -37,7 +37,7 @@ btrfs::Result<void> CatalogSession::index_window(ScanResult& window) {
     writing_ = true;
   }
   const std::vector<bool> wanted = summed_from_csums(window);
-  auto fp = btrdedupe::fingerprint(window, {}, &wanted, read_threads_);
+  auto fp = btrdedupe::fingerprint(window, {}, &wanted, read_threads_, csums_);
   if (!fp) return fp.error();
   const FileExtentIndex index(window);
   for (uint32_t i = 0; i < window.files.size(); ++i) {

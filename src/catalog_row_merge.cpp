@@ -55,7 +55,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   // commits: a run that fails or stops before it leaves the catalog as it was.
   if (auto ok = update_rows(scan, merge); !ok) return ok.error();
 
-  auto fp = btrdedupe::fingerprint(scan, {}, &merge.changed, read_threads_);
+  auto fp = btrdedupe::fingerprint(scan, {}, &merge.changed, read_threads_, csums_);
   if (!fp) return fp.error();
   const uint16_t cs = scan.fs.csum_size;
   auto candidate = put_rows(scan, merge, *fp);
@@ -66,7 +66,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   for (uint32_t i = 0; i < n; ++i)
     if ((*candidate)[i]) roles_.set(i, BatchRole::Candidate);
   if (stats.candidates == 0) return fp;
-  auto more = btrdedupe::fingerprint(scan, {}, &*candidate, read_threads_);
+  auto more = btrdedupe::fingerprint(scan, {}, &*candidate, read_threads_, csums_);
   if (!more) return more.error();
   fp->files = FileSumsTable::gather(n, cs, [&](size_t i) {
     return (*candidate)[i] ? more->files[i] : fp->files[i];

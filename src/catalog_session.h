@@ -106,6 +106,14 @@ class CatalogSession {
   // window of at most `max_files` files. False once the trees are read to their end (the
   // window may still hold files then).
   btrfs::Result<bool> next_window(ScanResult& window, size_t max_files);
+  // windowed_scan() over a scan made already: IncrementalScan::of_tree_source in unit
+  // tests, whose `base` it filled. With read_csums_from(), the windows need no kernel
+  // until they dedupe.
+  btrfs::Result<std::optional<ScanResult>> windowed_scan(std::unique_ptr<IncrementalScan> scan,
+                                                        ScanResult base);
+  // Where fingerprints read the csum tree (btrdedupe::fingerprint's `csums`; nullptr, the
+  // default: the kernel's). It must outlive the session.
+  void read_csums_from(btrfs::TreeSource* csums) { csums_ = csums; }
   // How far the windows have read the trees, 0..1 (IncrementalScan::read_fraction).
   double read_fraction();
   bool windowed() const { return windowed_; }
@@ -198,6 +206,7 @@ class CatalogSession {
   btrfs::Result<void> verify_candidate(ScanResult& scan, uint64_t subvolume, uint64_t inode,
                                        const InodeState* state, const SnapshotFamily& family);
   unsigned read_threads_ = 0;
+  btrfs::TreeSource* csums_ = nullptr;  // read_csums_from()
   // This dedupe run fingerprints and matches every file, not only those changed since the
   // last run: that run left duplicates it found without a dedupe (Catalog::pending).
   bool rescan_all_ = false;

@@ -53,7 +53,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   std::vector<bool> own_wanted(scan.files.size(), true);
   for (uint32_t i = 0; i < scan.files.size(); ++i)
     own_wanted[i] = !settled_whole_.contains(scan.files[i].subvolume, scan.files[i].inode);
-  auto fp = btrdedupe::fingerprint(scan, {}, &own_wanted, read_threads_);
+  auto fp = btrdedupe::fingerprint(scan, {}, &own_wanted, read_threads_, csums_);
   if (!fp) return fp.error();
   stats.files_changed = scan.files.size();
 
@@ -83,7 +83,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   }
   mark_ahead(scan, order, changed, candidates.ahead_keys);
   if (stats.candidates == 0) return fp;
-  auto more = btrdedupe::fingerprint(scan, {}, &wanted, read_threads_);
+  auto more = btrdedupe::fingerprint(scan, {}, &wanted, read_threads_, csums_);
   if (!more) return more.error();
   fp->files = FileSumsTable::gather(order.size(), cs, [&](size_t i) {
     return wanted[i] ? more->files[i] : fp->files[order[i]];

@@ -19,6 +19,11 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::windowed_scan(
   return start_windows(std::move(scan), std::move(base));
 }
 
+btrfs::Result<std::optional<ScanResult>> CatalogSession::windowed_scan(
+    std::unique_ptr<IncrementalScan> scan, ScanResult base) {
+  return start_windows(std::move(scan), std::move(base));
+}
+
 btrfs::Result<std::optional<ScanResult>> CatalogSession::start_windows(
     btrfs::Result<std::unique_ptr<IncrementalScan>> scan, ScanResult base) {
   if (!scan) return scan.error();

@@ -1,0 +1,233 @@
+// Windowed runs without the kernel: a CatalogSession on an in-memory catalog, over an
+// IncrementalScan of an in-memory subvolume tree whose csum tree is in the same source.
+// What the windows decide, each file's role, the twins they take from earlier and later
+// windows and the groups they count, is tested as a run uses it (run_windowed), and against
+// the same tree read as one window.
+#include <gtest/gtest.h>
+#include <linux/btrfs_tree.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "src/catalog.h"
+#include "src/catalog_session.h"
+#include "src/windowed_run.h"
+#include "tests/unit/synthetic_tree.h"
+
+namespace btrdedupe::test {
+namespace {
+
+constexpr uint64_t kSub = 256, kSector = 4096;
+const char* const kRoot = "/synthetic/sub";
+
+// A sector's "crc32c": distinct per (content, sector), never 0xffffffff (which proves nothing).
+uint32_t sector_sum(uint64_t content, uint64_t sector) {
+  return static_cast<uint32_t>(((content * 64 + sector + 1) * 2654435761ULL) >> 7) & 0x7fffffff;
+}
+
+class WindowedRunMemory : public ::testing::Test {
+ protected:
+  WindowedRunMemory() {
+    btrfs::Subvolume sv;
+    sv.id = kSub;
+    sv.path = "sub";
+    sv.parent_id = BTRFS_FS_TREE_OBJECTID;
+    all_.push_back(sv);
+  }
+
+  // `copies` directories, each holding the same `shared` files (file j: 2 + j % 3 sectors
+  // of content j, in an extent of its own) and one file of its own: a tree of unshared
+  // copies, each copy's files next to each other in inode order.
+  void make_copies(int copies, int shared) {
+    copies_ = copies;
+    shared_ = shared;
+    uint64_t ino = 257;
+    for (int c = 0; c < copies; ++c) {
+      const uint64_t dir = ino++;
+      t_.dir(dir, BTRFS_FIRST_FREE_OBJECTID, "copy" + std::to_string(c));
+      for (int j = 0; j <= shared; ++j) {
+        const uint64_t content = j < shared ? static_cast<uint64_t>(j) : 100000u + c;
+        add_file(ino++, dir, "f" + std::to_string(j), content, 2 + j % 3);
+      }
+    }
+  }
+  uint64_t shared_bytes_per_copy() const {
+    uint64_t bytes = 0;
+    for (int j = 0; j < shared_; ++j) bytes += (2 + j % 3) * kSector;
+    return bytes;
+  }
+
+  std::unique_ptr<CatalogSession> session(JobOptions& o) {
+    auto catalog = Catalog::open_in_memory();
+    EXPECT_TRUE(catalog.ok());
+    auto s = CatalogSession::on(std::move(*catalog), o);
+    EXPECT_TRUE(s.ok()) << s.error().message();
+    (*s)->read_csums_from(&source_);
+    return std::move(*s);
+  }
+  // The run's base from windowed_scan() over the in-memory tree.
+  ScanResult start(CatalogSession& s) {
+    ScanResult base;
+    base.fs.sectorsize = kSector;
+    base.fs.nodesize = 16384;
+    base.fs.csum_size = 4;
+    base.fs.csum_type = btrfs::CsumType::Crc32c;
+    auto scan = IncrementalScan::of_tree_source(source_, {{kSub, kRoot}}, all_, ScanOptions{}, base);
+    auto started = s.windowed_scan(std::move(scan), std::move(base));
+    EXPECT_TRUE(started.ok() && *started);
+    return started.ok() && *started ? std::move(**started) : ScanResult{};
+  }
+  static JobOptions options(uint64_t window_files, bool dedupe = false) {
+    JobOptions o;
+    o.paths = {kRoot};
+    o.window_files = window_files;
+    o.io_threads = 1;
+    o.dedupe = dedupe;
+    return o;
+  }
+  // `-r` of the tree in windows of `window_files` files.
+  FilesystemReport listing_run(uint64_t window_files) {
+    JobOptions o = options(window_files);
+    auto s = session(o);
+    FilesystemReport r;
+    run_windowed(*s, start(*s), o, nullptr, r);
+    EXPECT_EQ(r.error, "");
+    return r;
+  }
+
+  // The roles of each window's files after its fingerprint, by window, as counts; with
+  // `look_ahead`, after a first pass that indexed every window (a dedupe run's).
+  std::vector<std::map<BatchRole, size_t>> roles_by_window(uint64_t window_files,
+                                                           bool look_ahead) {
+    JobOptions o = options(window_files, look_ahead);
+    auto s = session(o);
+    const ScanResult base = start(*s);
+    auto next = [&](ScanResult& window) {
+      window = ScanResult{};
+      window.roots = base.roots;
+      window.fs = base.fs;
+      window.subvolumes = base.subvolumes;
+      auto more = s->next_window(window, window_files);
+      EXPECT_TRUE(more.ok()) << more.error().message();
+      return more.ok() && *more;
+    };
+    ScanResult window;
+    if (look_ahead) {
+      for (bool more = true; more;) {
+        more = next(window);
+        EXPECT_TRUE(s->index_window(window).ok());
+      }
+      s->rewind_windows();
+    }
+    std::vector<std::map<BatchRole, size_t>> out;
+    for (bool more = true; more;) {
+      more = next(window);
+      CatalogStats stats;
+      auto fp = s->fingerprint(window, stats, 1);
+      EXPECT_TRUE(fp.ok()) << fp.error().message();
+      auto& counts = out.emplace_back();
+      for (uint32_t i = 0; i < window.files.size(); ++i) ++counts[s->roles().of(i)];
+    }
+    return out;
+  }
+
+  int copies_ = 0, shared_ = 0;
+
+ private:
+  void add_file(uint64_t ino, uint64_t dir, const std::string& name, uint64_t content,
+                uint64_t sectors) {
+    const uint64_t bytenr = (ino + 16) << 20;
+    t_.file(ino, dir, name, sectors * kSector);
+    t_.extent(ino, 0, sectors * kSector, bytenr);
+    std::vector<uint8_t> sums;
+    for (uint64_t s = 0; s < sectors; ++s) {
+      const uint32_t sum = sector_sum(content, s);
+      for (int b = 0; b < 4; ++b) sums.push_back(static_cast<uint8_t>(sum >> (8 * b)));
+    }
+    source_.add(BTRFS_CSUM_TREE_OBJECTID,
+                {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, bytenr}, std::move(sums));
+  }
+
+  MemoryTreeSource source_;
+  SyntheticTree t_{source_, kSub};
+  std::vector<btrfs::Subvolume> all_;
+};
+
+// However the tree is cut into windows (a copy each, a few files each, all in one), a
+// listing run finds each shared content's group once and plans every later copy of it, and
+// counts each file once.
+TEST_F(WindowedRunMemory, WindowsFindWhatOneWindowFinds) {
+  make_copies(4, 10);
+  const FilesystemReport one = listing_run(1000);
+  EXPECT_EQ(one.windows, 1u);
+  EXPECT_EQ(one.files, 4u * 11);
+  EXPECT_EQ(one.whole_file_groups, 10u);
+  EXPECT_EQ(one.planned_bytes, 3 * shared_bytes_per_copy());
+  for (uint64_t window_files : {11u, 7u, 3u}) {
+    SCOPED_TRACE("windows of " + std::to_string(window_files) + " files");
+    const FilesystemReport r = listing_run(window_files);
+    EXPECT_EQ(r.windows, (4u * 11 + window_files - 1) / window_files);
+    EXPECT_EQ(r.files, one.files);
+    EXPECT_EQ(r.whole_file_groups, one.whole_file_groups);
+    EXPECT_EQ(r.partial_groups, one.partial_groups);
+    EXPECT_EQ(r.planned_bytes, one.planned_bytes);
+    EXPECT_EQ(r.would_free.bytes, one.would_free.bytes);
+    EXPECT_EQ(r.before.logical_bytes, one.before.logical_bytes);
+    EXPECT_EQ(r.before.unique_bytes, one.before.unique_bytes);
+  }
+}
+
+// Without a first pass, a window takes one earlier twin per whole-file hash: copy 1's
+// window reads copy 0's files back, and so does every later copy's (their groups were
+// counted in copy 1's window: grouped before).
+TEST_F(WindowedRunMemory, AWindowTakesOneEarlierTwinPerContent) {
+  make_copies(4, 10);
+  const auto windows = roles_by_window(11, false);
+  ASSERT_EQ(windows.size(), 4u);
+  EXPECT_EQ(windows[0], (std::map<BatchRole, size_t>{{BatchRole::Own, 11}}));
+  EXPECT_EQ(windows[1],
+            (std::map<BatchRole, size_t>{{BatchRole::Own, 11}, {BatchRole::EarlierTwin, 10}}));
+  for (size_t w : {2u, 3u})
+    EXPECT_EQ(windows[w], (std::map<BatchRole, size_t>{{BatchRole::Own, 11},
+                                                       {BatchRole::EarlierGroupedTwin, 10}}))
+        << "window " << w;
+}
+
+// With the first pass of a dedupe run, copy 0's window takes the later copies of its files
+// as ahead twins (three per window file at most, fifteen per content), and their own
+// windows find them settled: no earlier twin is read back.
+TEST_F(WindowedRunMemory, TheLookAheadTakesLaterCopiesOnceAndSettlesThem) {
+  make_copies(4, 10);
+  const auto windows = roles_by_window(11, true);
+  ASSERT_EQ(windows.size(), 4u);
+  EXPECT_EQ(windows[0],
+            (std::map<BatchRole, size_t>{{BatchRole::Own, 11}, {BatchRole::AheadTwin, 30}}));
+  for (size_t w : {1u, 2u, 3u})
+    EXPECT_EQ(windows[w], (std::map<BatchRole, size_t>{{BatchRole::Own, 1},
+                                                       {BatchRole::Settled, 10}}))
+        << "window " << w;
+}
+
+// The look-ahead's bound: at most three ahead twins per file of the window. Of 8 copies,
+// copy 0's window (11 files) takes 33 of the 70 later copies; the rest are read in their
+// own windows, each taking the next copies ahead in turn.
+TEST_F(WindowedRunMemory, AheadTwinsAreBoundedByTheWindowsFiles) {
+  make_copies(8, 10);
+  const auto windows = roles_by_window(11, true);
+  ASSERT_EQ(windows.size(), 8u);
+  EXPECT_EQ(windows[0].at(BatchRole::AheadTwin), 33u);
+  size_t ahead = 0, settled = 0, earlier = 0;
+  for (const auto& w : windows) {
+    ahead += w.count(BatchRole::AheadTwin) ? w.at(BatchRole::AheadTwin) : 0;
+    settled += w.count(BatchRole::Settled) ? w.at(BatchRole::Settled) : 0;
+    for (auto role : {BatchRole::EarlierTwin, BatchRole::EarlierGroupedTwin})
+      earlier += w.count(role) ? w.at(role) : 0;
+    EXPECT_LE(w.count(BatchRole::AheadTwin) ? w.at(BatchRole::AheadTwin) : 0, 3u * 11);
+  }
+  EXPECT_EQ(ahead, settled);  // each file taken ahead is settled in its own window
+  EXPECT_EQ(ahead + earlier + 10, 8u * 10);  // every later copy reaches a source once
+}
+
+}  // namespace
+}  // namespace btrdedupe::test
