@@ -32,34 +32,42 @@ bool born_by_then(const TreeItem& item, uint64_t born_by) {
   return generation <= born_by;
 }
 
+// A gap between wanted addresses past which a stream stops and a new search starts: a
+// stream pays for every item in between (a 16 KiB leaf holds ~300 extent items, of ~4 MiB
+// average spacing on a data-heavy filesystem), a new search one root-to-leaf descent.
+// (A window of a windowed run wants the extents of a few of its copies' files: one stream
+// over their span read the extent items of every copy in between, ~1 s of a 4-copy run.)
+constexpr uint64_t kStreamGap = 64ULL << 20;
+
+// allocated[i] for bytenrs[first, last] (inclusive) by one streaming search.
+Result<void> stream_over(int fd, std::span<const uint64_t> bytenrs, size_t first, size_t last,
+                         uint64_t born_by, std::vector<bool>& allocated) {
+  // One address: a probe, whose one item needs no large buffer.
+  TreeSearch search(fd, data_extents(bytenrs[first], bytenrs[last]),
+                    first == last ? 4096 : 256 * 1024);
+  size_t i = first;
+  while (i <= last) {
+    auto item = search.next();
+    if (!item) return item.error();
+    if (!*item) break;
+    const uint64_t at = (*item)->objectid;
+    while (i <= last && bytenrs[i] < at) ++i;
+    if (i <= last && bytenrs[i] == at) allocated[i++] = born_by_then(**item, born_by);
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<std::vector<bool>> extents_allocated(int fd, std::span<const uint64_t> bytenrs,
                                             uint64_t born_by) {
   std::vector<bool> allocated(bytenrs.size(), false);
-  if (bytenrs.empty()) return allocated;
-  // A probe costs a root-to-leaf descent; a stream, every item in between. Probe when the
-  // addresses are few for their span (a 16 KiB leaf holds ~300 extent items of ~4 MiB
-  // average spacing on a data-heavy filesystem: about one per 10 MiB of address space).
-  const uint64_t span = bytenrs.back() - bytenrs.front();
-  if (bytenrs.size() < 64 || span / bytenrs.size() > (64ULL << 20)) {
-    for (size_t i = 0; i < bytenrs.size(); ++i) {
-      TreeSearch probe(fd, data_extents(bytenrs[i], bytenrs[i]), 4096);
-      auto item = probe.next();
-      if (!item) return item.error();
-      allocated[i] = item->has_value() && born_by_then(**item, born_by);
-    }
-    return allocated;
-  }
-  TreeSearch search(fd, data_extents(bytenrs.front(), bytenrs.back()));
-  size_t i = 0;
-  while (i < bytenrs.size()) {
-    auto item = search.next();
-    if (!item) return item.error();
-    if (!*item) break;
-    const uint64_t at = (*item)->objectid;
-    while (i < bytenrs.size() && bytenrs[i] < at) ++i;
-    if (i < bytenrs.size() && bytenrs[i] == at) allocated[i++] = born_by_then(**item, born_by);
+  // One stream per run of addresses no more than kStreamGap apart: an address far from
+  // the others is a run of its own, a single-item search.
+  for (size_t first = 0, last = 0; first < bytenrs.size(); first = ++last) {
+    while (last + 1 < bytenrs.size() && bytenrs[last + 1] - bytenrs[last] <= kStreamGap) ++last;
+    if (auto ok = stream_over(fd, bytenrs, first, last, born_by, allocated); !ok)
+      return ok.error();
   }
   return allocated;
 }

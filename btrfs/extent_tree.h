@@ -15,8 +15,8 @@ namespace btrfs {
 // tree holds a data extent item there that was allocated in transaction `born_by` or
 // before: an item at the same address from a later transaction is a new extent in the
 // space the old one freed (a rewrite can allocate there once the dedupe committed). One
-// streaming tree search over the span of the addresses, or single-item probes when they
-// are few and far apart. fd: any fd on the filesystem.
+// streaming tree search over each run of addresses no more than 64 MiB apart (an address
+// far from the others: a single-item search). fd: any fd on the filesystem.
 Result<std::vector<bool>> extents_allocated(int fd, std::span<const uint64_t> bytenrs,
                                             uint64_t born_by = UINT64_MAX);
 

@@ -111,12 +111,15 @@ class RemainderRewriteTest : public CliTest {
     for (const auto& rel : rels)
       inodes += " " + std::to_string(std::stoull(sh("stat -c %i " + shell_quote(path(rel)))));
     sh("btrfs filesystem sync " + shell_quote(path("")));
-    const auto out = sh("btrfs inspect-internal dump-tree -t 5 " + shell_quote(fs().image_file()) +
-                        " | awk -v want='" + inodes + "' '"
-                        "BEGIN { n = split(want, w, / +/); for (i = 1; i <= n; i++) if (w[i] != \"\") keep[w[i]] = 1 }"
-                        "/ key \\([0-9]+ EXTENT_DATA / { split($0, k, /[( ]+/); for (i in k) if (k[i] == \"key\") cur = k[i + 1] }"
-                        "/extent data disk byte / { if ((cur in keep) && $5 != 0) c++ }"
-                        "END { print c + 0 }'");
+    const auto out = sh(
+        "btrfs inspect-internal dump-tree -t 5 " + shell_quote(fs().image_file()) +
+        " | awk -v want='" + inodes + "' '"
+        "BEGIN { n = split(want, w, / +/);"
+        "  for (i = 1; i <= n; i++) if (w[i] != \"\") keep[w[i]] = 1 }"
+        "/ key \\([0-9]+ EXTENT_DATA / {"
+        "  split($0, k, /[( ]+/); for (i in k) if (k[i] == \"key\") cur = k[i + 1] }"
+        "/extent data disk byte / { if ((cur in keep) && $5 != 0) c++ }"
+        "END { print c + 0 }'");
     return std::stoi(out);
   }
   // Whether every extent of d/<name> starts at a multiple of 128 KiB in the file (filefrag
@@ -124,7 +127,8 @@ class RemainderRewriteTest : public CliTest {
   // flushed the file half-written.
   bool extents_start_at_128k(const std::string& name) {
     const auto out = sh("filefrag -v " + shell_quote(path("d/" + name)) +
-                        " | awk '/^ *[0-9]+:/ { sub(/\\.\\..*/, \"\", $2); if ($2 % 32) bad = 1 } END { print bad ? 0 : 1 }'");
+                        " | awk '/^ *[0-9]+:/ { sub(/\\.\\..*/, \"\", $2); if ($2 % 32) bad = 1 }"
+                        " END { print bad ? 0 : 1 }'");
     return out == "1\n";
   }
 };
@@ -245,8 +249,8 @@ TEST_F(RemainderRewriteTest, CompressedFilesAreRewrittenCompressed) {
     const auto dst = shell_quote(path(std::string("d/") + f));
     for (int attempt = 0; attempt < 5; ++attempt) {
       sh("rm -f " + dst + " && touch " + dst + " && btrfs property set " + dst +
-         " compression zstd && cat " + shell_quote(work(f)) + " > " + dst + " && btrfs filesystem sync " +
-         shell_quote(path("")));
+         " compression zstd && cat " + shell_quote(work(f)) + " > " + dst +
+         " && btrfs filesystem sync " + shell_quote(path("")));
       if (extents_start_at_128k(f)) break;
     }
     ASSERT_TRUE(extents_start_at_128k(f)) << sh("filefrag -v " + dst);

@@ -73,7 +73,8 @@ class WindowedRunMemory : public ::testing::Test {
     base.fs.nodesize = 16384;
     base.fs.csum_size = 4;
     base.fs.csum_type = btrfs::CsumType::Crc32c;
-    auto scan = IncrementalScan::of_tree_source(source_, {{kSub, kRoot}}, all_, ScanOptions{}, base);
+    auto scan =
+        IncrementalScan::of_tree_source(source_, {{kSub, kRoot}}, all_, ScanOptions{}, base);
     auto started = s.windowed_scan(std::move(scan), std::move(base));
     EXPECT_TRUE(started.ok() && *started);
     return started.ok() && *started ? std::move(**started) : ScanResult{};
