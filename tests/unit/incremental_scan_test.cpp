@@ -18,11 +18,7 @@ constexpr uint64_t kSub = 256;
 class IncrementalScanTest : public ::testing::Test {
  protected:
   IncrementalScanTest() {
-    btrfs::Subvolume sv;
-    sv.id = kSub;
-    sv.path = "sub";
-    sv.parent_id = BTRFS_FS_TREE_OBJECTID;
-    all.push_back(sv);
+    all.push_back(subvolume_below_top(kSub, "sub"));
     t.dir(257, 256, "d");
     t.file(258, 257, "data", 20000);
     t.extent(258, 0, 20480, 1 << 20);

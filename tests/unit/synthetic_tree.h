@@ -9,9 +9,19 @@
 #include <vector>
 
 #include "btrfs/items.h"
+#include "btrfs/subvolume.h"
 #include "support/memory_tree_source.h"
 
 namespace btrdedupe::test {
+
+// The subvolume list's entry of subvolume `id`, at `path` directly below the top one.
+inline btrfs::Subvolume subvolume_below_top(uint64_t id, const std::string& path) {
+  btrfs::Subvolume sv;
+  sv.id = id;
+  sv.path = path;
+  sv.parent_id = BTRFS_FS_TREE_OBJECTID;
+  return sv;
+}
 
 // One subvolume's tree in `source`. Inode 256 is its top directory (named ".." in itself,
 // as btrfs names it); every item is written in generation `generation` unless changed.

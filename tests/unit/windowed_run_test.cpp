@@ -29,11 +29,7 @@ uint32_t sector_sum(uint64_t content, uint64_t sector) {
 class WindowedRunMemory : public ::testing::Test {
  protected:
   WindowedRunMemory() {
-    btrfs::Subvolume sv;
-    sv.id = kSub;
-    sv.path = "sub";
-    sv.parent_id = BTRFS_FS_TREE_OBJECTID;
-    all_.push_back(sv);
+    all_.push_back(subvolume_below_top(kSub, "sub"));
   }
 
   // `copies` directories, each holding the same `shared` files (file j: 2 + j % 3 sectors
