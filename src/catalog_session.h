@@ -123,6 +123,9 @@ class CatalogSession {
   // keeps memory to a window where a merge against the whole scan would hold every file.
   // Never in a side run (its rows outside the roots must stay).
   bool may_take_windows() const { return !side_run_; }
+  // Files the catalog holds rows of: about the files a whole read of its trees would hold
+  // (one that read them in windows wrote every row afresh), for choosing windows at once.
+  uint64_t catalogued_files() const;
   // After fingerprint(): the role of each file of the scan (by index). A window's files
   // from earlier windows are EarlierTwin, or EarlierGroupedTwin when a group of an earlier
   // window held them (a window takes one twin per whole-file hash, so its group grows that

@@ -49,6 +49,12 @@ btrfs::Result<bool> CatalogSession::next_window(ScanResult& window, size_t max_f
   return *more;
 }
 
+uint64_t CatalogSession::catalogued_files() const {
+  uint64_t n = 0;
+  for (const auto& [subvolume, count] : catalog_->files_per_subvolume()) n += count;
+  return n;
+}
+
 double CatalogSession::read_fraction() {
   return incremental_ ? incremental_->read_fraction() : 1.0;
 }

@@ -51,6 +51,7 @@ class Job {
           if (run_incremental()) return;
           facts.incremental_declined = true;
           facts.may_take_windows = catalog_->may_take_windows();
+          facts.catalogued_past_cap = catalog_->catalogued_files() > o_.whole_run_files;
           break;
         case RunMode::NothingSelected:
           report_.path_errors.push_back("no subvolume left to scan on the filesystem of " +
@@ -64,6 +65,7 @@ class Job {
           scan_options_.max_files = o_.whole_run_files;
           if (run_whole()) return;
           facts.too_many_files = true;
+          ++report_.whole_scans_abandoned;
           break;
         case RunMode::Whole:
           scan_options_.max_files = 0;  // from the start, and never too many files

@@ -159,6 +159,9 @@ struct JobReport {
   int64_t duperemove_net_change() const;
   // The run was cut short by JobOptions::stop set by a --max-runtime deadline (set by main).
   bool time_up = false;
+  // Whole reads capped at JobOptions::whole_run_files that found more files and gave way to
+  // windows: their time is in `seconds`, not in a phase.
+  uint64_t whole_scans_abandoned = 0;
   // From run_job's start to its report: the phases (FilesystemReport::seconds) and what
   // lies between them, such as a capped whole read given up for windows, or a window's
   // commit and figures.

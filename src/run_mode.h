@@ -26,6 +26,9 @@ struct RunFacts {
   bool may_take_windows = false;
   bool windows_declined = false;      // windowed_scan: windows cannot be taken here
   bool too_many_files = false;        // a capped whole scan stopped at its cap
+  // The hashfile holds rows of more files than the cap allows (its last whole read was in
+  // windows): a capped scan would only find so, at the cost of reading that far first.
+  bool catalogued_past_cap = false;
 };
 
 // What to try next.

@@ -284,9 +284,13 @@ class Printer {
       std::fprintf(out_, "    ... %zu more on stderr\n", first.size() - kFirst);
     const auto& s = t.seconds;
     std::fprintf(out_, "  elapsed:        %.2f s (scan %.2f, fingerprint %.2f, match %.2f, "
-                 "dedupe %.2f, confirm %.2f, between %.2f)\n",
+                 "dedupe %.2f, confirm %.2f, between %.2f)",
                  t.total_seconds(), s.scan, s.fingerprint, s.match, s.dedupe, s.confirm,
                  t.other_seconds());
+    if (report.whole_scans_abandoned)  // where most of "between" went
+      std::fprintf(out_, "; a whole read, given up past %llu files for windows, is between",
+                   ull(job.whole_run_files));
+    std::fprintf(out_, "\n");
     if (report.time_up)
       std::fprintf(out_, "  stopped:        at --max-runtime, after the dedupe rounds under way; "
                    "%s in %llu rounds left for the next run\n",

@@ -422,6 +422,7 @@ TEST_F(WindowedRunTest, NextNightOfABackupPoolIsReadInWindowsAgain) {
   const auto first = run(o);
   ASSERT_FALSE(first.filesystems.empty());
   EXPECT_GT(first.filesystems[0].windows, 0u);
+  EXPECT_EQ(first.whole_scans_abandoned, 1u);  // nothing catalogued: read up to the cap first
 
   sh("cd " + pool + " && btrfs -q subvolume snapshot -r sv sv/snap1"
      " && cp -r --reflink=never tree/c1 sv/night2 && sync");
@@ -429,6 +430,8 @@ TEST_F(WindowedRunTest, NextNightOfABackupPoolIsReadInWindowsAgain) {
   ASSERT_FALSE(next.filesystems.empty());
   const auto& r = next.filesystems[0];
   EXPECT_GT(r.windows, 0u);
+  // The hashfile holds 26 rows, past the cap: windows at once, no whole read given up.
+  EXPECT_EQ(next.whole_scans_abandoned, 0u);
   EXPECT_FALSE(r.catalog.incremental);
   EXPECT_EQ(r.files, 3u * 13);
   EXPECT_EQ(r.passed_over.readonly_aliases, 2u * 13);  // snap1 holds c1 and night1

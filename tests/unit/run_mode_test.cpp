@@ -99,6 +99,17 @@ TEST(RunMode, PastTheCapTheRunTakesWindows) {
             (std::vector{Incremental, WholeCapped, Windows}));
 }
 
+// A hashfile whose rows already number more than the cap (its last whole read was in
+// windows) takes windows without reading up to the cap first.
+TEST(RunMode, AHashfileKnownPastTheCapTakesWindowsAtOnce) {
+  RunFacts f = hashfile(true);
+  f.catalogued_past_cap = true;
+  EXPECT_EQ(modes_tried(f, {.more_than_cap = true}), (std::vector{Incremental, Windows}));
+  EXPECT_EQ(modes_tried(f, {.windows_possible = false}), (std::vector{Incremental, Windows, Whole}));
+  f.may_take_windows = false;  // a side run: never windows, never a cap
+  EXPECT_EQ(modes_tried(f, {.more_than_cap = true}), (std::vector{Incremental, Whole}));
+}
+
 TEST(RunMode, PastTheCapWithoutWindowsTheRunReadsWholeUncapped) {
   EXPECT_EQ(modes_tried(no_hashfile(), {.windows_possible = false, .more_than_cap = true}),
             (std::vector{WholeCapped, Windows, Whole}));
