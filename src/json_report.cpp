@@ -310,7 +310,8 @@ std::string json_report(const JobReport& report, const JobOptions& job,
                      {"filesystem_errors", t.filesystem_errors},
                      {"read_errors", t.read_errors},
                      {"seconds", seconds(t.seconds)},
-                     {"total_seconds", t.total_seconds()}};
+                     {"total_seconds", t.total_seconds()},
+                     {"whole_scans_abandoned", report.whole_scans_abandoned}};
   j["net_shared_change"] = report.net_shared_change();
   j["duperemove_net_change"] = report.duperemove_net_change();
   j["stopped"] = report.stopped;

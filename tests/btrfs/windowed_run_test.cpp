@@ -8,8 +8,11 @@
 #include <filesystem>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "src/catalog.h"
 #include "src/job.h"
+#include "src/json_report.h"
 #include "src/run_totals.h"
 #include "support/btrfs_image.h"
 #include "support/shell.h"
@@ -423,6 +426,8 @@ TEST_F(WindowedRunTest, NextNightOfABackupPoolIsReadInWindowsAgain) {
   ASSERT_FALSE(first.filesystems.empty());
   EXPECT_GT(first.filesystems[0].windows, 0u);
   EXPECT_EQ(first.whole_scans_abandoned, 1u);  // nothing catalogued: read up to the cap first
+  const auto first_json = nlohmann::json::parse(json_report(first, o, {}));
+  EXPECT_EQ(first_json["totals"]["whole_scans_abandoned"], 1);
 
   sh("cd " + pool + " && btrfs -q subvolume snapshot -r sv sv/snap1"
      " && cp -r --reflink=never tree/c1 sv/night2 && sync");

@@ -105,7 +105,8 @@ TEST(RunMode, AHashfileKnownPastTheCapTakesWindowsAtOnce) {
   RunFacts f = hashfile(true);
   f.catalogued_past_cap = true;
   EXPECT_EQ(modes_tried(f, {.more_than_cap = true}), (std::vector{Incremental, Windows}));
-  EXPECT_EQ(modes_tried(f, {.windows_possible = false}), (std::vector{Incremental, Windows, Whole}));
+  EXPECT_EQ(modes_tried(f, {.windows_possible = false}),
+            (std::vector{Incremental, Windows, Whole}));
   f.may_take_windows = false;  // a side run: never windows, never a cap
   EXPECT_EQ(modes_tried(f, {.more_than_cap = true}), (std::vector{Incremental, Whole}));
 }
