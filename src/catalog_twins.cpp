@@ -207,14 +207,7 @@ btrfs::Result<void> CatalogSession::verify_candidate(ScanResult& scan, uint64_t 
   // A snapshot's file has the original's inode number: same extents, the full
   // scan would have folded it into this one.
   const auto file = static_cast<uint32_t>(scan.files.size() - 1);
-  for (uint64_t snap : family.folded_into(subvolume)) {
-    auto copy = incremental_->read(snap, inode);
-    if (!copy) return copy.error();
-    if (!*copy || !same_layout(*state, **copy)) continue;
-    scan.files[file].readonly_alias = true;
-    scan.readonly_alias_subvolumes.add(file, snap);
-  }
-  return {};
+  return incremental_->mark_readonly_aliases(scan, family, subvolume, {{inode, file, state}});
 }
 
 }  // namespace btrdedupe

@@ -119,6 +119,21 @@ class IncrementalScan {
     return inodes(subvolume).children(dir);
   }
 
+  // A file kept in a scan result, as read: for mark_readonly_aliases().
+  struct KeptFile {
+    uint64_t inode = 0;
+    uint32_t file = 0;  // index in the scan result
+    const InodeState* state = nullptr;
+  };
+  // The one rule by which a kept file stands for read-only snapshot copies: for each
+  // snapshot of `family` folded into `subvolume` (SnapshotFamily::folded_into), a file of
+  // the same inode that maps the same extents marks the kept file readonly_alias (its
+  // storage stays referenced anyway), and the snapshot among the file's alias subvolumes.
+  // `kept` in ascending inodes; each snapshot is read once for all (read_each). Used for
+  // a window's files and for the catalogued twins that join a scan.
+  btrfs::Result<void> mark_readonly_aliases(ScanResult& out, const SnapshotFamily& family,
+                                            uint64_t subvolume, const std::vector<KeptFile>& kept);
+
   // Puts the files in scan order (root, subvolume as listed, inode) and the extents in
   // physical order, and counts the tree searches made. Returns the old index of each file,
   // for the caller to put what it keeps per file in the same order.

@@ -142,25 +142,34 @@ btrfs::Result<void> IncrementalScan::fold_chunk(
 btrfs::Result<void> IncrementalScan::mark_aliases(
     ScanResult& out, uint64_t subvolume,
     const Chunk& chunk) {
-  std::vector<uint64_t> kept;
-  std::vector<size_t> at;
+  std::vector<KeptFile> kept;
   for (size_t i = 0; i < chunk.size(); ++i)
-    if (chunk_files_[i] != kNotAdded) kept.push_back(chunk[i].first), at.push_back(i);
-  if (kept.empty()) return {};
-  for (uint64_t snap : family_->folded_into(subvolume)) {
+    if (chunk_files_[i] != kNotAdded)
+      kept.push_back({chunk[i].first, chunk_files_[i], &chunk[i].second});
+  return mark_readonly_aliases(out, *family_, subvolume, kept);
+}
+
+btrfs::Result<void> IncrementalScan::mark_readonly_aliases(ScanResult& out,
+                                                           const SnapshotFamily& family,
+                                                           uint64_t subvolume,
+                                                           const std::vector<KeptFile>& kept) {
+  const auto& snapshots = family.folded_into(subvolume);
+  if (kept.empty() || snapshots.empty()) return {};
+  std::vector<uint64_t> inodes;
+  for (const auto& k : kept) inodes.push_back(k.inode);
+  for (uint64_t snap : snapshots) {
     // Earlier choices of folds_into(snap) were refused already when this file is kept
     // (or this is the origin, the first choice): the same layout here is where it folds.
     size_t next = 0;
-    auto read = read_each(snap, kept, [&](uint64_t inode, const InodeState* state) -> btrfs::Result<void> {
-      while (next < kept.size() && kept[next] < inode) ++next;
-      const size_t i = at[next++];
-      if (!state || !same_layout(chunk[i].second, *state)) return {};
-      const uint32_t file = chunk_files_[i];
-      out.files[file].readonly_alias = true;
-      out.readonly_alias_subvolumes.add(file, snap);
+    auto mark = [&](uint64_t inode, const InodeState* state) -> btrfs::Result<void> {
+      while (next < kept.size() && kept[next].inode < inode) ++next;
+      const KeptFile& k = kept[next++];
+      if (!state || !same_layout(*k.state, *state)) return {};
+      out.files[k.file].readonly_alias = true;
+      out.readonly_alias_subvolumes.add(k.file, snap);
       return {};
-    });
-    if (!read) return read;
+    };
+    if (auto read = read_each(snap, inodes, mark); !read) return read;
   }
   return {};
 }

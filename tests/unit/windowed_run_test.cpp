@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <linux/btrfs_tree.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,8 +21,9 @@
 namespace btrdedupe::test {
 namespace {
 
-constexpr uint64_t kSub = 256, kSector = 4096;
+constexpr uint64_t kSub = 256, kSnap = 300, kSector = 4096;
 const char* const kRoot = "/synthetic/sub";
+const char* const kSnapRoot = "/synthetic/snap";
 
 // A sector's "crc32c": distinct per (content, sector), never 0xffffffff (which proves nothing).
 uint32_t sector_sum(uint64_t content, uint64_t sector) {
@@ -35,16 +39,28 @@ class WindowedRunMemory : public ::testing::Test {
   // `copies` directories, each holding the same `shared` files (file j: 2 + j % 3 sectors
   // of content j, in an extent of its own) and one file of its own: a tree of unshared
   // copies, each copy's files next to each other in inode order.
-  void make_copies(int copies, int shared) {
+  // With `snapshot_first`, also a read-only snapshot of the subvolume as it was with only
+  // copy 0 (same inodes, same extents), scanned after it.
+  void make_copies(int copies, int shared, bool snapshot_first = false) {
     copies_ = copies;
     shared_ = shared;
+    if (snapshot_first) {
+      btrfs::Subvolume snap = subvolume_below_top(kSnap, "snap");
+      all_.front().uuid[0] = 1;
+      snap.uuid[0] = 2;
+      snap.parent_uuid[0] = 1;
+      snap.readonly = true;
+      all_.push_back(snap);
+      snapshot_.emplace(source_, kSnap);
+    }
     uint64_t ino = 257;
     for (int c = 0; c < copies; ++c) {
       const uint64_t dir = ino++;
       t_.dir(dir, BTRFS_FIRST_FREE_OBJECTID, "copy" + std::to_string(c));
+      if (c == 0 && snapshot_) snapshot_->dir(dir, BTRFS_FIRST_FREE_OBJECTID, "copy0");
       for (int j = 0; j <= shared; ++j) {
         const uint64_t content = j < shared ? static_cast<uint64_t>(j) : 100000u + c;
-        add_file(ino++, dir, "f" + std::to_string(j), content, 2 + j % 3);
+        add_file(ino++, dir, "f" + std::to_string(j), content, 2 + j % 3, c == 0);
       }
     }
   }
@@ -69,8 +85,9 @@ class WindowedRunMemory : public ::testing::Test {
     base.fs.nodesize = 16384;
     base.fs.csum_size = 4;
     base.fs.csum_type = btrfs::CsumType::Crc32c;
-    auto scan =
-        IncrementalScan::of_tree_source(source_, {{kSub, kRoot}}, all_, ScanOptions{}, base);
+    std::vector<SubvolumeRoot> roots{{kSub, kRoot}};
+    if (snapshot_) roots.push_back({kSnap, kSnapRoot});
+    auto scan = IncrementalScan::of_tree_source(source_, roots, all_, ScanOptions{}, base);
     auto started = s.windowed_scan(std::move(scan), std::move(base));
     EXPECT_TRUE(started.ok() && *started);
     return started.ok() && *started ? std::move(**started) : ScanResult{};
@@ -93,10 +110,10 @@ class WindowedRunMemory : public ::testing::Test {
     return r;
   }
 
-  // The roles of each window's files after its fingerprint, by window, as counts; with
-  // `look_ahead`, after a first pass that indexed every window (a dedupe run's).
-  std::vector<std::map<BatchRole, size_t>> roles_by_window(uint64_t window_files,
-                                                           bool look_ahead) {
+  // Calls `each` with every window after its fingerprint, and the session's roles then;
+  // with `look_ahead`, after a first pass that indexed every window (a dedupe run's).
+  void each_window(uint64_t window_files, bool look_ahead,
+                   const std::function<void(const ScanResult&, const BatchRoles&)>& each) {
     JobOptions o = options(window_files, look_ahead);
     auto s = session(o);
     const ScanResult base = start(*s);
@@ -117,15 +134,22 @@ class WindowedRunMemory : public ::testing::Test {
       }
       s->rewind_windows();
     }
-    std::vector<std::map<BatchRole, size_t>> out;
     for (bool more = true; more;) {
       more = next(window);
       CatalogStats stats;
       auto fp = s->fingerprint(window, stats, 1);
       EXPECT_TRUE(fp.ok()) << fp.error().message();
-      auto& counts = out.emplace_back();
-      for (uint32_t i = 0; i < window.files.size(); ++i) ++counts[s->roles().of(i)];
+      each(window, s->roles());
     }
+  }
+  // The roles of each window's files, as counts.
+  std::vector<std::map<BatchRole, size_t>> roles_by_window(uint64_t window_files,
+                                                           bool look_ahead) {
+    std::vector<std::map<BatchRole, size_t>> out;
+    each_window(window_files, look_ahead, [&](const ScanResult& window, const BatchRoles& roles) {
+      auto& counts = out.emplace_back();
+      for (uint32_t i = 0; i < window.files.size(); ++i) ++counts[roles.of(i)];
+    });
     return out;
   }
 
@@ -133,10 +157,13 @@ class WindowedRunMemory : public ::testing::Test {
 
  private:
   void add_file(uint64_t ino, uint64_t dir, const std::string& name, uint64_t content,
-                uint64_t sectors) {
+                uint64_t sectors, bool in_snapshot) {
     const uint64_t bytenr = (ino + 16) << 20;
-    t_.file(ino, dir, name, sectors * kSector);
-    t_.extent(ino, 0, sectors * kSector, bytenr);
+    for (SyntheticTree* tree : {&t_, in_snapshot && snapshot_ ? &*snapshot_ : nullptr}) {
+      if (!tree) continue;
+      tree->file(ino, dir, name, sectors * kSector);
+      tree->extent(ino, 0, sectors * kSector, bytenr);
+    }
     std::vector<uint8_t> sums;
     for (uint64_t s = 0; s < sectors; ++s) {
       const uint32_t sum = sector_sum(content, s);
@@ -148,6 +175,7 @@ class WindowedRunMemory : public ::testing::Test {
 
   MemoryTreeSource source_;
   SyntheticTree t_{source_, kSub};
+  std::optional<SyntheticTree> snapshot_;
   std::vector<btrfs::Subvolume> all_;
 };
 
@@ -224,6 +252,33 @@ TEST_F(WindowedRunMemory, AheadTwinsAreBoundedByTheWindowsFiles) {
   }
   EXPECT_EQ(ahead, settled);  // each file taken ahead is settled in its own window
   EXPECT_EQ(ahead + earlier + 10, 8u * 10);  // every later copy reaches a source once
+}
+
+// A read-only snapshot of the subvolume holding copy 0: its files fold into copy 0's (the
+// same inodes map the same extents), and copy 0's files, kept in their window and read
+// back as twins in later ones, each say they stand for the snapshot's copy, by the one
+// rule both readers use (IncrementalScan::mark_readonly_aliases).
+TEST_F(WindowedRunMemory, FilesAndTheirTwinsStandForTheirReadOnlySnapshotCopies) {
+  make_copies(3, 10, /*snapshot_first=*/true);
+  std::vector<size_t> own_aliases, twin_aliases, folded;
+  each_window(11, false, [&](const ScanResult& window, const BatchRoles& roles) {
+    size_t own = 0, twins = 0;
+    for (uint32_t i = 0; i < window.files.size(); ++i) {
+      const bool alias = window.files[i].readonly_alias;
+      const auto& snaps = window.readonly_alias_subvolumes.subvolumes_of(i);
+      EXPECT_EQ(alias, std::find(snaps.begin(), snaps.end(), kSnap) != snaps.end()) << i;
+      if (!alias) continue;
+      ++(roles.counted_before(i) ? twins : own);
+    }
+    own_aliases.push_back(own);
+    twin_aliases.push_back(twins);
+    folded.push_back(window.passed_over.readonly_aliases);
+  });
+  // Windows: copy 0, copy 1, copy 2 (each taking copy 0's files back as twins: the
+  // first row of each content), then the snapshot's copy 0, all of it folded.
+  EXPECT_EQ(own_aliases, (std::vector<size_t>{11, 0, 0, 0}));
+  EXPECT_EQ(twin_aliases, (std::vector<size_t>{0, 10, 10, 0}));
+  EXPECT_EQ(folded, (std::vector<size_t>{0, 0, 0, 11}));
 }
 
 }  // namespace
