@@ -206,8 +206,9 @@ btrfs::Result<void> CatalogSession::verify_candidate(ScanResult& scan, uint64_t 
   }
   // A snapshot's file has the original's inode number: same extents, the full
   // scan would have folded it into this one.
-  const auto file = static_cast<uint32_t>(scan.files.size() - 1);
-  return incremental_->mark_readonly_aliases(scan, family, subvolume, {{inode, file, state}});
+  const IncrementalScan::KeptFile kept{inode, static_cast<uint32_t>(scan.files.size() - 1),
+                                       state};
+  return incremental_->mark_readonly_aliases(scan, family, subvolume, {&kept, 1});
 }
 
 }  // namespace btrdedupe

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -132,7 +133,7 @@ class IncrementalScan {
   // `kept` in ascending inodes; each snapshot is read once for all (read_each). Used for
   // a window's files and for the catalogued twins that join a scan.
   btrfs::Result<void> mark_readonly_aliases(ScanResult& out, const SnapshotFamily& family,
-                                            uint64_t subvolume, const std::vector<KeptFile>& kept);
+                                            uint64_t subvolume, std::span<const KeptFile> kept);
 
   // Puts the files in scan order (root, subvolume as listed, inode) and the extents in
   // physical order, and counts the tree searches made. Returns the old index of each file,

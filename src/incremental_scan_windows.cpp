@@ -152,7 +152,7 @@ btrfs::Result<void> IncrementalScan::mark_aliases(
 btrfs::Result<void> IncrementalScan::mark_readonly_aliases(ScanResult& out,
                                                            const SnapshotFamily& family,
                                                            uint64_t subvolume,
-                                                           const std::vector<KeptFile>& kept) {
+                                                           std::span<const KeptFile> kept) {
   const auto& snapshots = family.folded_into(subvolume);
   if (kept.empty() || snapshots.empty()) return {};
   std::vector<uint64_t> inodes;

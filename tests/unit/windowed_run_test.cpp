@@ -21,6 +21,13 @@
 namespace btrdedupe::test {
 namespace {
 
+using RoleCounts = std::map<BatchRole, size_t>;
+
+size_t count_of(const RoleCounts& counts, BatchRole role) {
+  const auto it = counts.find(role);
+  return it == counts.end() ? 0 : it->second;
+}
+
 constexpr uint64_t kSub = 256, kSnap = 300, kSector = 4096;
 const char* const kRoot = "/synthetic/sub";
 const char* const kSnapRoot = "/synthetic/snap";
@@ -42,7 +49,6 @@ class WindowedRunMemory : public ::testing::Test {
   // With `snapshot_first`, also a read-only snapshot of the subvolume as it was with only
   // copy 0 (same inodes, same extents), scanned after it.
   void make_copies(int copies, int shared, bool snapshot_first = false) {
-    copies_ = copies;
     shared_ = shared;
     if (snapshot_first) {
       btrfs::Subvolume snap = subvolume_below_top(kSnap, "snap");
@@ -143,9 +149,9 @@ class WindowedRunMemory : public ::testing::Test {
     }
   }
   // The roles of each window's files, as counts.
-  std::vector<std::map<BatchRole, size_t>> roles_by_window(uint64_t window_files,
+  std::vector<RoleCounts> roles_by_window(uint64_t window_files,
                                                            bool look_ahead) {
-    std::vector<std::map<BatchRole, size_t>> out;
+    std::vector<RoleCounts> out;
     each_window(window_files, look_ahead, [&](const ScanResult& window, const BatchRoles& roles) {
       auto& counts = out.emplace_back();
       for (uint32_t i = 0; i < window.files.size(); ++i) ++counts[roles.of(i)];
@@ -153,7 +159,7 @@ class WindowedRunMemory : public ::testing::Test {
     return out;
   }
 
-  int copies_ = 0, shared_ = 0;
+  int shared_ = 0;
 
  private:
   void add_file(uint64_t ino, uint64_t dir, const std::string& name, uint64_t content,
@@ -210,12 +216,10 @@ TEST_F(WindowedRunMemory, AWindowTakesOneEarlierTwinPerContent) {
   make_copies(4, 10);
   const auto windows = roles_by_window(11, false);
   ASSERT_EQ(windows.size(), 4u);
-  EXPECT_EQ(windows[0], (std::map<BatchRole, size_t>{{BatchRole::Own, 11}}));
-  EXPECT_EQ(windows[1],
-            (std::map<BatchRole, size_t>{{BatchRole::Own, 11}, {BatchRole::EarlierTwin, 10}}));
+  EXPECT_EQ(windows[0], (RoleCounts{{BatchRole::Own, 11}}));
+  EXPECT_EQ(windows[1], (RoleCounts{{BatchRole::Own, 11}, {BatchRole::EarlierTwin, 10}}));
   for (size_t w : {2u, 3u})
-    EXPECT_EQ(windows[w], (std::map<BatchRole, size_t>{{BatchRole::Own, 11},
-                                                       {BatchRole::EarlierGroupedTwin, 10}}))
+    EXPECT_EQ(windows[w], (RoleCounts{{BatchRole::Own, 11}, {BatchRole::EarlierGroupedTwin, 10}}))
         << "window " << w;
 }
 
@@ -226,11 +230,9 @@ TEST_F(WindowedRunMemory, TheLookAheadTakesLaterCopiesOnceAndSettlesThem) {
   make_copies(4, 10);
   const auto windows = roles_by_window(11, true);
   ASSERT_EQ(windows.size(), 4u);
-  EXPECT_EQ(windows[0],
-            (std::map<BatchRole, size_t>{{BatchRole::Own, 11}, {BatchRole::AheadTwin, 30}}));
+  EXPECT_EQ(windows[0], (RoleCounts{{BatchRole::Own, 11}, {BatchRole::AheadTwin, 30}}));
   for (size_t w : {1u, 2u, 3u})
-    EXPECT_EQ(windows[w], (std::map<BatchRole, size_t>{{BatchRole::Own, 1},
-                                                       {BatchRole::Settled, 10}}))
+    EXPECT_EQ(windows[w], (RoleCounts{{BatchRole::Own, 1}, {BatchRole::Settled, 10}}))
         << "window " << w;
 }
 
@@ -244,11 +246,10 @@ TEST_F(WindowedRunMemory, AheadTwinsAreBoundedByTheWindowsFiles) {
   EXPECT_EQ(windows[0].at(BatchRole::AheadTwin), 33u);
   size_t ahead = 0, settled = 0, earlier = 0;
   for (const auto& w : windows) {
-    ahead += w.count(BatchRole::AheadTwin) ? w.at(BatchRole::AheadTwin) : 0;
-    settled += w.count(BatchRole::Settled) ? w.at(BatchRole::Settled) : 0;
-    for (auto role : {BatchRole::EarlierTwin, BatchRole::EarlierGroupedTwin})
-      earlier += w.count(role) ? w.at(role) : 0;
-    EXPECT_LE(w.count(BatchRole::AheadTwin) ? w.at(BatchRole::AheadTwin) : 0, 3u * 11);
+    EXPECT_LE(count_of(w, BatchRole::AheadTwin), 3u * 11);
+    ahead += count_of(w, BatchRole::AheadTwin);
+    settled += count_of(w, BatchRole::Settled);
+    earlier += count_of(w, BatchRole::EarlierTwin) + count_of(w, BatchRole::EarlierGroupedTwin);
   }
   EXPECT_EQ(ahead, settled);  // each file taken ahead is settled in its own window
   EXPECT_EQ(ahead + earlier + 10, 8u * 10);  // every later copy reaches a source once
