@@ -22,7 +22,7 @@ CREATE TABLE subvolumes(id INTEGER PRIMARY KEY, generation INTEGER NOT NULL);
 CREATE TABLE files(
   subvolume INTEGER NOT NULL, inode INTEGER NOT NULL,
   size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, flags INTEGER NOT NULL,
-  whole_hash INTEGER, parent INTEGER,
+  whole_hash INTEGER, parent INTEGER, short_hash INTEGER,
   PRIMARY KEY(subvolume, inode)) WITHOUT ROWID;
 CREATE INDEX files_by_hash ON files(whole_hash) WHERE whole_hash IS NOT NULL;
 CREATE INDEX files_by_parent ON files(subvolume, parent);
@@ -36,8 +36,8 @@ CREATE TABLE runs(
   bytes_deduped INTEGER NOT NULL, exit_code INTEGER NOT NULL);
 )sql";
 
-// Each upgrade forgets the generations, so that the next run reads the trees whole.
-// Format 1 to 2: rows gain their directory (that whole read fills it in).
+// The upgrades from format 1 and 2 forget the generations, so that the next run reads the
+// trees whole. Format 1 to 2: rows gain their directory (that whole read fills it in).
 constexpr const char* kUpgradeFrom1 = R"sql(
 ALTER TABLE files ADD COLUMN parent INTEGER;
 CREATE INDEX files_by_parent ON files(subvolume, parent);
@@ -52,6 +52,9 @@ CREATE TABLE anchors(
   PRIMARY KEY(hash, subvolume, inode)) WITHOUT ROWID;
 CREATE INDEX anchors_by_file ON anchors(subvolume, inode);
 )sql";
+// Format 3 to 4: rows gain the proven data hash of one-sector files (NULL until proven);
+// rows and generations stay.
+constexpr const char* kUpgradeFrom3 = "ALTER TABLE files ADD COLUMN short_hash INTEGER;";
 
 // One connection per thread (SQLITE_OPEN_NOMUTEX), and no global count of SQLite's
 // allocations: both take a mutex on every call (3.6% of a windowed report's samples).
@@ -150,9 +153,12 @@ btrfs::Result<void> Catalog::upgrade(int64_t from) {
   if (auto ok = exec("BEGIN IMMEDIATE"); !ok) return ok;
   if (from < 2)
     if (auto ok = exec(kUpgradeFrom1); !ok) return ok;
-  if (auto ok = exec(kUpgradeFrom2); !ok) return ok;
-  const std::string done =
-      "DELETE FROM subvolumes; PRAGMA user_version=" + std::to_string(kCatalogFormat) + ";";
+  if (from < 3) {
+    if (auto ok = exec(kUpgradeFrom2); !ok) return ok;
+    if (auto ok = exec("DELETE FROM subvolumes"); !ok) return ok;
+  }
+  if (auto ok = exec(kUpgradeFrom3); !ok) return ok;
+  const std::string done = "PRAGMA user_version=" + std::to_string(kCatalogFormat) + ";";
   if (auto ok = exec(done.c_str()); !ok) return ok;
   return exec("COMMIT");
 }

@@ -29,10 +29,13 @@ namespace btrdedupe {
 
 // 2 added files.parent (deletions found through the directories that changed); 3 replaced
 // the rows of 128 KiB-aligned block hashes by the matcher's anchors (src/sum_anchors.h), so
-// a shifted copy finds its twin across windows and runs. An older catalog is upgraded in
-// place (upgraded_from()): it keeps its scope and run history, and its next run reads the
-// trees whole and writes every file's row afresh (from the csum tree: no data is read).
-inline constexpr int kCatalogFormat = 3;
+// a shifted copy finds its twin across windows and runs; 4 added files.short_hash (a
+// one-sector file's proven data hash). An older catalog is upgraded in place
+// (upgraded_from()): it keeps its scope and run history. From format 1 or 2 its next run
+// reads the trees whole and writes every file's row afresh (from the csum tree: no data is
+// read); from 3 it keeps its rows and generations too (upgrade_rewrites_rows()).
+inline constexpr int kCatalogFormat = 4;
+constexpr bool upgrade_rewrites_rows(int from) { return from < 3; }
 
 // What the catalog knows of one file: keyed by (subvolume, inode), never by path.
 struct CatalogFile {
@@ -41,6 +44,9 @@ struct CatalogFile {
   uint64_t flags = 0;                 // inode flags (nodatasum matters for matching)
   std::optional<uint64_t> whole_hash; // content hash of the whole file, when complete
   uint64_t parent = 0;                // directory of its first name; 0: not known
+  // XXH3-64 of a one-sector file's data, once a proof read it (src/short_file_proof.h):
+  // while the row holds, a twin found by it is not read again.
+  std::optional<uint64_t> short_hash;
 };
 
 struct FileKey {
@@ -136,6 +142,8 @@ class Catalog {
                                const std::vector<uint64_t>& anchors);
   btrfs::Result<void> remove_file(const FileKey& key);
   btrfs::Result<void> set_parent(const FileKey& key, uint64_t parent);
+  // CatalogFile::short_hash of the row of `key`, if it has one.
+  btrfs::Result<void> set_short_hash(const FileKey& key, uint64_t hash);
   // Removes every row of a subvolume (deleted, or no longer under the roots).
   btrfs::Result<void> remove_subvolume_files(uint64_t subvolume);
   btrfs::Result<void> set_subvolume_generations(const std::unordered_map<uint64_t, uint64_t>& gens);

@@ -10,7 +10,7 @@ using catalog_sql::Stmt;
 using catalog_sql::as_int;
 using catalog_sql::as_uint;
 
-// size, mtime_ns, flags, whole_hash, parent from column `first` on.
+// size, mtime_ns, flags, whole_hash, parent, short_hash from column `first` on.
 CatalogFile row_of(const Stmt& s, int first) {
   CatalogFile f;
   f.size = as_uint(s.col(first));
@@ -18,6 +18,7 @@ CatalogFile row_of(const Stmt& s, int first) {
   f.flags = as_uint(s.col(first + 2));
   if (!s.null(first + 3)) f.whole_hash = as_uint(s.col(first + 3));
   if (!s.null(first + 4)) f.parent = as_uint(s.col(first + 4));
+  if (!s.null(first + 5)) f.short_hash = as_uint(s.col(first + 5));
   return f;
 }
 
@@ -25,7 +26,8 @@ CatalogFile row_of(const Stmt& s, int first) {
 
 std::unordered_map<FileKey, CatalogFile, FileKeyHash> Catalog::files() const {
   std::unordered_map<FileKey, CatalogFile, FileKeyHash> out;
-  Stmt s(prepare("SELECT subvolume, inode, size, mtime_ns, flags, whole_hash, parent FROM files"));
+  Stmt s(prepare(
+      "SELECT subvolume, inode, size, mtime_ns, flags, whole_hash, parent, short_hash FROM files"));
   while (s && s.row()) out[{as_uint(s.col(0)), as_uint(s.col(1))}] = row_of(s, 2);
   return out;
 }
@@ -33,13 +35,13 @@ std::unordered_map<FileKey, CatalogFile, FileKeyHash> Catalog::files() const {
 void Catalog::for_each_file(
     const std::function<void(const FileKey&, const CatalogFile&)>& fn) const {
   // The primary key's order: a walk of the table, no sort.
-  Stmt s(prepare("SELECT subvolume, inode, size, mtime_ns, flags, whole_hash, parent FROM files "
-                 "ORDER BY subvolume, inode"));
+  Stmt s(prepare("SELECT subvolume, inode, size, mtime_ns, flags, whole_hash, parent, "
+                 "short_hash FROM files ORDER BY subvolume, inode"));
   while (s && s.row()) fn({as_uint(s.col(0)), as_uint(s.col(1))}, row_of(s, 2));
 }
 
 std::optional<CatalogFile> Catalog::file(const FileKey& key) const {
-  Stmt s(cached("SELECT size, mtime_ns, flags, whole_hash, parent FROM files "
+  Stmt s(cached("SELECT size, mtime_ns, flags, whole_hash, parent, short_hash FROM files "
                 "WHERE subvolume = ? AND inode = ?"),
          false);
   s.bind(1, as_int(key.subvolume));
@@ -88,8 +90,8 @@ btrfs::Result<void> Catalog::put_file(const FileKey& key, const CatalogFile& fil
 btrfs::Result<void> Catalog::add_file(const FileKey& key, const CatalogFile& file,
                                       const std::vector<uint64_t>& anchors) {
   Stmt f(cached("INSERT OR REPLACE INTO files"
-                "(subvolume, inode, size, mtime_ns, flags, whole_hash, parent) "
-                "VALUES(?, ?, ?, ?, ?, ?, ?)"),
+                "(subvolume, inode, size, mtime_ns, flags, whole_hash, parent, short_hash) "
+                "VALUES(?, ?, ?, ?, ?, ?, ?, ?)"),
          false);
   f.bind(1, as_int(key.subvolume));
   f.bind(2, as_int(key.inode));
@@ -98,6 +100,7 @@ btrfs::Result<void> Catalog::add_file(const FileKey& key, const CatalogFile& fil
   f.bind(5, as_int(file.flags));
   if (file.whole_hash) f.bind(6, as_int(*file.whole_hash));
   if (file.parent) f.bind(7, as_int(file.parent));
+  if (file.short_hash) f.bind(8, as_int(*file.short_hash));
   if (f.step() != SQLITE_DONE) return error("writing a file row");
   Stmt a(cached("INSERT OR IGNORE INTO anchors(hash, subvolume, inode) VALUES(?, ?, ?)"), false);
   for (uint64_t hash : anchors) {
@@ -128,6 +131,15 @@ btrfs::Result<void> Catalog::set_parent(const FileKey& key, uint64_t parent) {
   s.bind(2, as_int(key.subvolume));
   s.bind(3, as_int(key.inode));
   if (s.step() != SQLITE_DONE) return error("updating a file's directory");
+  return {};
+}
+
+btrfs::Result<void> Catalog::set_short_hash(const FileKey& key, uint64_t hash) {
+  Stmt s(cached("UPDATE files SET short_hash = ? WHERE subvolume = ? AND inode = ?"), false);
+  s.bind(1, as_int(hash));
+  s.bind(2, as_int(key.subvolume));
+  s.bind(3, as_int(key.inode));
+  if (s.step() != SQLITE_DONE) return error("updating a file's data hash");
   return {};
 }
 

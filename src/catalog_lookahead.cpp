@@ -14,7 +14,7 @@ CatalogSession::Fingerprinted CatalogSession::fingerprinted(const ScanResult& sc
   const ScannedFile& f = scan.files[i];
   Fingerprinted entry;
   entry.row = {f.size, f.mtime_sec * 1000000000LL + f.mtime_nsec, f.inode_flags,
-               whole_file_hash(scan, index, sums, i), f.parent};
+               whole_file_hash(scan, index, sums, i), f.parent, std::nullopt};
   entry.anchors = catalog_anchors(sums, f.size, scan.fs.sectorsize, scan.fs.csum_size,
                                   block_size_, f.nodatasum(),
                                   scan.fs.csum_type == btrfs::CsumType::Crc32c);

@@ -19,6 +19,28 @@ btrfs::Result<std::unordered_map<uint64_t, uint64_t>> CatalogSession::generation
   return generations_now(first_path_);
 }
 
+btrfs::Result<void> CatalogSession::keep_short_hashes(
+    const ScanResult& scan, std::span<const std::pair<uint32_t, uint64_t>> hashes) {
+  for (const auto& [i, hash] : hashes) {
+    const FileKey key{scan.files[i].subvolume, scan.files[i].inode};
+    if (auto it = fingerprinted_.find(key); it != fingerprinted_.end()) {
+      it->second.row.short_hash = hash;  // a row record() writes
+    } else if (!writing_) {
+      short_hashes_[key] = hash;  // a catalogued twin's row, updated at record()
+    } else {  // rows written already: this run's transaction is open
+      if (auto ok = catalog_->set_short_hash(key, hash); !ok) return ok;
+    }
+  }
+  return {};
+}
+
+btrfs::Result<void> CatalogSession::write_short_hashes() {
+  for (const auto& [key, hash] : short_hashes_)
+    if (auto ok = catalog_->set_short_hash(key, hash); !ok) return ok;
+  short_hashes_.clear();
+  return {};
+}
+
 // A side run's record: the rows it fingerprinted (written already by a full scan's
 // fingerprint(), kept until now by side_scan's) and the rows of files it found gone, and
 // the run. The generations stay those of the catalog's last run of its own roots.
@@ -29,6 +51,7 @@ btrfs::Result<void> CatalogSession::record_side_run(const RunRecord& run) {
   }
   for (const auto& [key, entry] : fingerprinted_)
     if (auto ok = catalog_->put_file(key, entry.row, entry.anchors); !ok) return ok;
+  if (auto ok = write_short_hashes(); !ok) return ok;
   for (const auto& key : stale_)
     if (auto ok = catalog_->remove_file(key); !ok) return ok;
   // Duplicates it left are duplicates of the catalog's scope too; those it did not look
@@ -163,6 +186,7 @@ btrfs::Result<void> CatalogSession::record_incremental(const ScanResult& scan,
   if (auto ok = catalog_->begin(); !ok) return ok;
   for (const auto& [key, entry] : fingerprinted_)
     if (auto ok = catalog_->put_file(key, entry.row, entry.anchors); !ok) return ok;
+  if (auto ok = write_short_hashes(); !ok) return ok;
   for (const auto& [key, parent] : moved_)
     if (auto ok = catalog_->set_parent(key, parent); !ok) return ok;
   for (const auto& key : stale_)

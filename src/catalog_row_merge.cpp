@@ -39,6 +39,9 @@ struct CatalogSession::RowMerge {
   std::vector<FileKey> stale;     // rows of files gone from the scan
   std::vector<uint32_t> moved;    // files whose row names another directory
   bool other_rows = false;        // rows that stay: the changed files' possible twins
+  // Unchanged files' proven data hashes (CatalogFile::short_hash): the proof's, should
+  // they be candidates.
+  std::vector<std::pair<uint32_t, uint64_t>> short_hashes;
 };
 
 btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
@@ -65,6 +68,8 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   roles_ = BatchRoles::incremental(n);
   for (uint32_t i = 0; i < n; ++i)
     if ((*candidate)[i]) roles_.set(i, BatchRole::Candidate);
+  for (const auto& [i, hash] : merge.short_hashes)
+    if ((*candidate)[i] && !merge.changed[i]) fp->short_hashes[i] = hash;
   if (stats.candidates == 0) return fp;
   auto more = btrdedupe::fingerprint(scan, {}, &*candidate, read_threads_, csums_);
   if (!more) return more.error();
@@ -101,6 +106,7 @@ CatalogSession::RowMerge CatalogSession::merge_rows(const ScanResult& scan,
       found = has_row[i] = true;
       if (has_extents[i] && !same_state(row, f)) m.changed[i] = true;
       if (f.parent && row.parent != f.parent) m.moved.push_back(i);
+      if (row.short_hash && !m.changed[i]) m.short_hashes.emplace_back(i, *row.short_hash);
     }
     if (!found) m.stale.push_back(key);
   });

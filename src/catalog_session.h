@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -154,6 +155,12 @@ class CatalogSession {
   btrfs::Result<FingerprintResult> fingerprint(ScanResult& scan, CatalogStats& stats,
                                                unsigned threads = 0);
 
+  // The data hashes a proof read (ShortFileProof::hashes_read, by file of `scan`) go to
+  // their files' rows (CatalogFile::short_hash), now or at record(): a later window or
+  // run that takes such a file as a twin does not read it again.
+  btrfs::Result<void> keep_short_hashes(const ScanResult& scan,
+                                        std::span<const std::pair<uint32_t, uint64_t>> hashes);
+
   // The re-read after a window's dedupe: the files marked in `which` (its destinations),
   // in `window` itself (reread_in_place).
   btrfs::Result<void> confirm_window(ScanResult& window, const std::vector<bool>& which) {
@@ -263,6 +270,11 @@ class CatalogSession {
   std::unordered_set<FileKey, FileKeyHash> seen_;    // inodes looked at already
   std::unordered_set<FileKey, FileKeyHash> stale_;   // rows to remove
   std::vector<std::pair<FileKey, uint64_t>> moved_;  // rows whose first name moved
+  // Data hashes of twins from their rows, until fingerprint() gives them to the proof.
+  std::unordered_map<FileKey, uint64_t, FileKeyHash> twin_short_hashes_;
+  // keep_short_hashes() of rows written at record().
+  std::unordered_map<FileKey, uint64_t, FileKeyHash> short_hashes_;
+  btrfs::Result<void> write_short_hashes();
   uint64_t known_rows_ = 0, changed_with_row_ = 0;
 };
 

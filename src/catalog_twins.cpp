@@ -44,6 +44,8 @@ struct CatalogSession::Candidates {
 btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanResult& scan,
                                                                         CatalogStats& stats) {
   stats.incremental = !windowed_ && !side_run_;  // a side run read its roots whole
+  stats.upgraded_from = catalog_->upgraded_from();
+  twin_short_hashes_.clear();
   if (windowed_ && !writing_) {  // the whole run's rows in one transaction, as a full run's
     if (auto ok = catalog_->begin(); !ok) return ok.error();
     writing_ = true;
@@ -89,6 +91,12 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
     return wanted[i] ? more->files[i] : fp->files[order[i]];
   });
   fp->stats.add(more->stats);
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    if (!wanted[i]) continue;
+    const auto known = twin_short_hashes_.find({scan.files[i].subvolume, scan.files[i].inode});
+    if (known != twin_short_hashes_.end()) fp->short_hashes[i] = known->second;
+  }
+  twin_short_hashes_.clear();
   return fp;
 }
 
@@ -198,12 +206,15 @@ btrfs::Result<void> CatalogSession::verify_candidate(ScanResult& scan, uint64_t 
   if (*added != Outcome::Added && side_run_) {
     // Outside the roots of a side run: a source, and its row stays either way.
     auto outside = incremental_->add_outside(scan, subvolume, inode, *state);
-    return outside ? btrfs::Result<void>{} : btrfs::Result<void>(outside.error());
+    if (!outside) return outside.error();
+    if (*outside == Outcome::Added && row->short_hash) twin_short_hashes_[key] = *row->short_hash;
+    return {};
   }
   if (*added != Outcome::Added) {
     stale_.insert(key);
     return {};
   }
+  if (row->short_hash) twin_short_hashes_[key] = *row->short_hash;
   // A snapshot's file has the original's inode number: same extents, the full
   // scan would have folded it into this one.
   const IncrementalScan::KeptFile kept{inode, static_cast<uint32_t>(scan.files.size() - 1),

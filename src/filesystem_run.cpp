@@ -142,6 +142,11 @@ void run_filesystem(ScanResult scan, const JobOptions& o, const ScanOptions& sca
   const BatchRoles& roles = catalog ? catalog->roles() : all_own;
   auto work = match_and_plan(scan, *fp, o, roles, progress, r);
   r.seconds.match = since(t);
+  if (catalog)
+    if (auto kept = catalog->keep_short_hashes(scan, work.short_hashes); !kept) {
+      r.error = kept.error().message();
+      return;
+    }
   const bool stopped_before_dedupe = o.stop && o.stop->load();
   r.destination_extents_after = r.destination_extents_before;  // unless a dedupe changes them
   if (!o.dedupe || (stopped_before_dedupe && !o.most_valuable_first)) {

@@ -13,6 +13,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "btrfs/result.h"
@@ -79,6 +80,9 @@ struct FingerprintStats {
 struct FingerprintResult {
   FileSumsTable files;  // parallel to ScanResult::files
   FingerprintStats stats;
+  // XXH3-64 of a one-sector file's data by file index, where a catalog row already held it
+  // (CatalogFile::short_hash): prove_short_files takes it instead of reading the file.
+  std::unordered_map<uint32_t, uint64_t> short_hashes;
 };
 
 // Fingerprints every file of `scan`. Errors reading one file are counted and reported in

@@ -126,7 +126,7 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   const unsigned readers = o.io_threads    ? o.io_threads
                            : r.roots.empty() ? 4u
                                              : 4 * default_io_threads(r.roots.front());
-  prove_short_files(scan, fp, matches, readers);
+  auto proof = prove_short_files(scan, fp, matches, readers);
   fp.files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
   if (roles.in_windows()) drop_groups_of_earlier_windows(roles, matches);
   PlanOptions po;
@@ -134,6 +134,7 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   po.roles = &roles;
   po.most_valuable_first = o.most_valuable_first;
   PlannedWork work;
+  work.short_hashes = std::move(proof.hashes_read);
   work.plan = plan_rounds(scan, matches, po);
   work.planned = planned_bytes_by_subvolume(scan, work.plan);
   work.extents = destination_extents(scan, work.plan);

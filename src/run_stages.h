@@ -38,6 +38,8 @@ struct PlannedWork {
   // The files the dedupe writes into (destinations, rewritten remainders), as
   // (subvolume, inode), sorted: their extents are counted before and after.
   std::vector<std::pair<uint64_t, uint64_t>> destination_files;
+  // (file, data hash) of the one-sector files the proof read (ShortFileProof::hashes_read).
+  std::vector<std::pair<uint32_t, uint64_t>> short_hashes;
 };
 
 // Regular extent items of `files` (PlannedWork::destination_files) in `scan`.

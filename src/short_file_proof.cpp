@@ -41,8 +41,12 @@ ShortFileProof prove_short_files(const ScanResult& scan, const FingerprintResult
   std::atomic<size_t> next_candidate{0};
   auto work = [&] {
     for (size_t c; (c = next_candidate++) < candidates.size();)
-      for (uint32_t f : candidates[c].files)
-        hashes[c].push_back(data_hash(scan, f, candidates[c].data));
+      for (uint32_t f : candidates[c].files) {
+        const auto known = fp.short_hashes.find(f);
+        hashes[c].push_back(known != fp.short_hashes.end()
+                                ? std::optional<uint64_t>(known->second)
+                                : data_hash(scan, f, candidates[c].data));
+      }
   };
   {
     std::vector<std::jthread> workers;
@@ -55,8 +59,18 @@ ShortFileProof prove_short_files(const ScanResult& scan, const FingerprintResult
     std::vector<std::pair<uint64_t, uint32_t>> by_hash;
     for (size_t i = 0; i < candidates[c].files.size(); ++i) {
       const auto& h = hashes[c][i];
-      ++(h ? proof.files_read : proof.files_unreadable);
-      if (h) by_hash.emplace_back(*h, candidates[c].files[i]);
+      const uint32_t f = candidates[c].files[i];
+      if (!h) {
+        ++proof.files_unreadable;
+        continue;
+      }
+      if (fp.short_hashes.count(f)) {
+        ++proof.files_known;
+      } else {
+        ++proof.files_read;
+        proof.hashes_read.emplace_back(f, *h);
+      }
+      by_hash.emplace_back(*h, f);
     }
     std::sort(by_hash.begin(), by_hash.end());
     for (size_t run = 0, next = 0; run < by_hash.size(); run = next) {

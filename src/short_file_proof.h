@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "src/duplicate_match.h"
 
@@ -13,11 +15,15 @@ namespace btrdedupe {
 
 struct ShortFileProof {
   uint64_t files_read = 0;
+  uint64_t files_known = 0;       // hashed already (FingerprintResult::short_hashes)
   uint64_t files_unreadable = 0;  // gone, changed since the scan or a short read: left out
+  // (file, hash) of each file read: a catalog keeps them (CatalogSession::keep_short_hashes).
+  std::vector<std::pair<uint32_t, uint64_t>> hashes_read;
 };
 
-// Reads the candidates' data with `threads` workers (at least one), adds the groups
-// proven (add_whole_file_groups) and clears the candidates.
+// Reads the candidates' data with `threads` workers (at least one), but for the files
+// whose hash `fp` knows, adds the groups proven (add_whole_file_groups) and clears the
+// candidates.
 ShortFileProof prove_short_files(const ScanResult& scan, const FingerprintResult& fp,
                                  MatchResult& matches, unsigned threads = 1);
 

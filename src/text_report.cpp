@@ -89,9 +89,12 @@ class Printer {
                    ull(f.extents_read), size(f.bytes_read).c_str(), r.seconds.fingerprint,
                    r.windows ? " (with the twins each window read back from other windows)" : "");
     if (r.catalog.upgraded_from)
-      std::fprintf(out_, "Hashfile upgraded from format %d to %d: its file rows were written "
-                   "afresh by this run, which read the trees whole as a first run does\n",
-                   *r.catalog.upgraded_from, kCatalogFormat);
+      std::fprintf(out_, "Hashfile upgraded from format %d to %d: %s\n", *r.catalog.upgraded_from,
+                   kCatalogFormat,
+                   upgrade_rewrites_rows(*r.catalog.upgraded_from)
+                       ? "its file rows were written afresh by this run, which read the trees "
+                         "whole as a first run does"
+                       : "in place, its rows and generations kept");
     if (!o_.quiet && r.catalog.used && r.windows)
       std::fprintf(out_, "Hashfile: rows written afresh for %llu files, read in windows; %llu "
                    "files of earlier windows read back as possible twins\n",

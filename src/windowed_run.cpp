@@ -153,6 +153,10 @@ bool run_window(CatalogSession& session, ScanResult& window, bool more, const Jo
   const auto t = Clock::now();
   auto work = match_and_plan(window, *fp, o, roles, progress, r);
   r.seconds.match += since(t);
+  if (auto kept = session.keep_short_hashes(window, work.short_hashes); !kept) {
+    r.error = kept.error().message();
+    return false;
+  }
   for (const auto& [id, bytes] : work.planned) totals.planned[id] += bytes;
   if (o.dedupe && !(o.stop && o.stop->load()) && !work.plan.rounds.empty()) {
     if (!dedupe_window(session, window, std::move(work), roles, o, progress, r, sharing,

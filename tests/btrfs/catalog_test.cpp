@@ -243,10 +243,13 @@ TEST_F(CatalogTest, RewrittenFileIsFingerprintedAgainAndDedupedAgainstItsTwin) {
   EXPECT_TRUE(fs0(run()).catalog.unchanged);
 }
 
-// Back to the format an older btrdedupe left: format 2 held 128 KiB-aligned block hashes
-// where format 3 holds anchors; format 1 also lacked the files' directories.
+// Back to the format an older btrdedupe left: format 3 lacked the proven data hashes of
+// one-sector files; format 2 held 128 KiB-aligned block hashes where format 3 holds
+// anchors; format 1 also lacked the files' directories.
 std::string downgrade_sql(int format) {
-  std::string sql =
+  std::string sql = "ALTER TABLE files DROP COLUMN short_hash; ";
+  if (format == 3) return sql + "PRAGMA user_version=3;";
+  sql +=
       "DROP TABLE anchors; CREATE TABLE blocks(hash INTEGER NOT NULL, subvolume INTEGER NOT "
       "NULL, inode INTEGER NOT NULL, block INTEGER NOT NULL, PRIMARY KEY(hash, subvolume, "
       "inode, block)) WITHOUT ROWID; CREATE INDEX blocks_by_file ON blocks(subvolume, inode); "
@@ -279,7 +282,7 @@ TEST_F(CatalogUpgradeTest, FormatTwoIsUpgradedAndItsNextRunReadsTheTreesWhole) {
   EXPECT_EQ(sh("sqlite3 " + shell_quote(hashfile_) + " 'PRAGMA user_version; "
                "SELECT count(*) FROM sqlite_master WHERE name LIKE \"blocks%\"; "
                "SELECT count(DISTINCT inode) FROM anchors;'"),
-            "3\n0\n7\n");
+            "4\n0\n7\n");
   const auto r = run();
   EXPECT_FALSE(fs0(r).catalog.upgraded_from);
   EXPECT_TRUE(fs0(r).catalog.unchanged);
@@ -289,11 +292,70 @@ TEST_F(CatalogUpgradeTest, FormatOneIsUpgradedAndItsNextRunReadsTheTreesWhole) {
   upgraded_run(1);
   EXPECT_EQ(sh("sqlite3 " + shell_quote(hashfile_) + " 'PRAGMA user_version; "
                "SELECT count(*) FROM files WHERE parent IS NULL;'"),
-            "3\n0\n");
+            "4\n0\n");
   sh("cd " + shell_quote(path("")) + " && rm tree/f1 && sync");
   const auto r = run();
   EXPECT_TRUE(fs0(r).catalog.incremental);
   EXPECT_EQ(fs0(r).catalog.stale_rows, 1u);
+}
+
+// Format 3 gains only a column: its rows and generations stay, so the next run finds
+// nothing changed, and a copy made since is found by an incremental run.
+TEST_F(CatalogUpgradeTest, FormatThreeKeepsItsRowsAndGenerations) {
+  run();
+  sh("sqlite3 " + shell_quote(hashfile_) + " '" + downgrade_sql(3) + "'");
+  EXPECT_TRUE(fs0(run()).catalog.unchanged);
+  EXPECT_EQ(sh("sqlite3 " + shell_quote(hashfile_) + " 'PRAGMA user_version; "
+               "SELECT count(*) FROM files WHERE short_hash IS NULL;'"),
+            "4\n7\n");
+  sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/f2 tree/f2-late && sync");
+  const auto r = run();
+  EXPECT_TRUE(fs0(r).catalog.incremental);
+  EXPECT_EQ(fs0(r).dedupe.bytes_deduped, 140000u);
+}
+
+// A one-sector file is proven a duplicate by its bytes, and the data hash that proof read
+// stays in its row: a later run that finds a new copy takes the catalogued twin's hash
+// from there instead of reading the twin. A row made to hold another hash shows that it
+// is taken (the new copy then matches nothing); a twin touched since is read again.
+TEST_F(CatalogTest, AOneSectorTwinsProvenDataHashComesFromItsRow) {
+  const std::string dir = "cd " + shell_quote(path("")) + " && ";
+  const std::string sql = "sqlite3 " + shell_quote(hashfile_) + " ";
+  sh(dir + "head -c 3000 /dev/urandom > tree/s1 && cp --reflink=never tree/s1 tree/s2 && sync");
+  const auto first = run();
+  EXPECT_EQ(fs0(first).whole_file_groups, 2u);
+  EXPECT_EQ(sh(sql + "'SELECT count(*) FROM files WHERE short_hash IS NOT NULL;'"), "2\n");
+
+  sh(sql + "'UPDATE files SET short_hash = 1 WHERE short_hash IS NOT NULL;'");
+  sh(dir + "cp --reflink=never tree/s1 tree/s3 && sync");
+  const auto planted = run();
+  EXPECT_TRUE(fs0(planted).catalog.incremental);
+  EXPECT_EQ(fs0(planted).catalog.candidates, 2u);  // s1 and s2, by their whole-file hash
+  EXPECT_EQ(fs0(planted).whole_file_groups, 0u);
+  EXPECT_EQ(fs0(planted).dedupe.bytes_deduped, 0u);
+  // s3's own hash, as read, went to its new row.
+  EXPECT_EQ(sh(sql + "'SELECT count(*) FROM files WHERE short_hash IS NOT NULL AND "
+               "short_hash != 1;'"),
+            "1\n");
+
+  sh(dir + "touch -d '1 minute ago' tree/s1 tree/s2 && sync");
+  const auto touched = run();
+  EXPECT_TRUE(fs0(touched).catalog.incremental);
+  EXPECT_EQ(fs0(touched).whole_file_groups, 1u);
+  EXPECT_GT(fs0(touched).dedupe.bytes_deduped, 0u);
+  EXPECT_EQ(sh(sql + "'SELECT count(DISTINCT short_hash) FROM files WHERE short_hash IS NOT "
+               "NULL;'"),
+            "1\n");
+
+  // A run that reads its trees whole (a new subvolume) takes its unchanged twins' hashes
+  // from their rows too.
+  sh(sql + "'UPDATE files SET short_hash = 1 WHERE short_hash IS NOT NULL;'");
+  sh(dir + "btrfs -q subvolume create tree/vol && cp --reflink=never tree/s1 tree/vol/s4 && sync");
+  const auto whole = run();
+  EXPECT_FALSE(fs0(whole).catalog.incremental);
+  EXPECT_EQ(fs0(whole).catalog.files_changed, 1u);
+  EXPECT_EQ(fs0(whole).catalog.candidates, 3u);
+  EXPECT_EQ(fs0(whole).dedupe.bytes_deduped, 0u);
 }
 
 // The catalog indexes anchors, not aligned blocks: a copy shifted by 68 KiB (no multiple

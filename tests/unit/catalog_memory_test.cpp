@@ -47,6 +47,21 @@ TEST_F(CatalogMemory, AnchorsFindTheFilesThatHoldThem) {
   EXPECT_EQ(n.anchors, 4u);
 }
 
+TEST_F(CatalogMemory, AProvenDataHashStaysWithItsRowUntilTheRowIsWrittenAgain) {
+  ASSERT_TRUE(catalog_->put_file({5, 257}, row(3000, 11), {}).ok());
+  EXPECT_FALSE(catalog_->file({5, 257})->short_hash);
+  ASSERT_TRUE(catalog_->set_short_hash({5, 257}, 0xfeedface12345678ULL).ok());
+  EXPECT_EQ(catalog_->file({5, 257})->short_hash, 0xfeedface12345678ULL);
+  ASSERT_TRUE(catalog_->set_short_hash({5, 999}, 1).ok());  // no row: nothing to update
+  EXPECT_FALSE(catalog_->file({5, 999}));
+  CatalogFile with_hash = row(3000, 12);
+  with_hash.short_hash = 99;
+  ASSERT_TRUE(catalog_->add_file({6, 257}, with_hash, {}).ok());
+  EXPECT_EQ(catalog_->file({6, 257})->short_hash, 99u);
+  ASSERT_TRUE(catalog_->put_file({5, 257}, row(3001, 13), {}).ok());  // the file changed
+  EXPECT_FALSE(catalog_->file({5, 257})->short_hash);
+}
+
 TEST_F(CatalogMemory, ARowWrittenAgainReplacesItsAnchorsAndRemovalTakesThem) {
   ASSERT_TRUE(catalog_->put_file({5, 257}, row(1 << 20, 11), {100, 200}).ok());
   ASSERT_TRUE(catalog_->put_file({5, 257}, row(2 << 20, 13), {300}).ok());  // rewritten

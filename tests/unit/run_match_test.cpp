@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "src/short_file_proof.h"
 #include "src/sum_anchors.h"
 #include "unit/synthetic_fs.h"
 
@@ -167,6 +168,30 @@ TEST_F(RunMatch, OneCrc32cSectorFilesAreCandidatesNotGroups) {
   EXPECT_EQ(r.whole_file_groups, 2u);
   EXPECT_EQ(r.groups[1].length, 3000u);  // still largest first
   EXPECT_EQ(r.candidate_bytes, before + 3000);
+}
+
+// A file whose data hash a catalog row held (a twin proven by an earlier window or run)
+// is not read again: these synthetic files cannot be opened at all.
+TEST_F(RunMatch, KnownDataHashesProveShortFilesWithoutAReadAndReadOnesAreReturned) {
+  const auto a = add(3000, {42});
+  const auto b = add(3000, {42});
+  const auto c = add(3000, {42});
+  const auto d = add(3000, {42});
+  auto r = fs_.match(kSector);
+  ASSERT_EQ(r.short_sum_candidates.size(), 1u);
+  fs_.fp.short_hashes = {{a, 7}, {b, 8}, {c, 7}};  // d: unknown, and unreadable here
+  const auto proof = prove_short_files(fs_.scan, fs_.fp, r, 2);
+  EXPECT_EQ(proof.files_known, 3u);
+  EXPECT_EQ(proof.files_read, 0u);
+  EXPECT_EQ(proof.files_unreadable, 1u);
+  EXPECT_TRUE(proof.hashes_read.empty());
+  EXPECT_TRUE(r.short_sum_candidates.empty());
+  ASSERT_EQ(r.groups.size(), 1u);
+  ASSERT_EQ(r.groups[0].members.size(), 2u);
+  EXPECT_EQ(r.groups[0].members[0].file, a);
+  EXPECT_EQ(r.groups[0].members[1].file, c);
+  EXPECT_EQ(r.groups[0].length, 3000u);
+  (void)d;
 }
 
 TEST_F(RunMatch, OneSectorOfALongerSumIsEnough) {

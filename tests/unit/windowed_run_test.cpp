@@ -15,6 +15,7 @@
 
 #include "src/catalog.h"
 #include "src/catalog_session.h"
+#include "src/scanned_file.h"
 #include "src/windowed_run.h"
 #include "tests/unit/synthetic_tree.h"
 
@@ -66,15 +67,16 @@ class WindowedRunMemory : public ::testing::Test {
       if (c == 0 && snapshot_) snapshot_->dir(dir, BTRFS_FIRST_FREE_OBJECTID, "copy0");
       for (int j = 0; j <= shared; ++j) {
         const uint64_t content = j < shared ? static_cast<uint64_t>(j) : 100000u + c;
-        add_file(ino++, dir, "f" + std::to_string(j), content, 2 + j % 3, c == 0);
+        add_file(ino++, dir, "f" + std::to_string(j), content, sectors_of(j), c == 0);
       }
     }
   }
   uint64_t shared_bytes_per_copy() const {
     uint64_t bytes = 0;
-    for (int j = 0; j < shared_; ++j) bytes += (2 + j % 3) * kSector;
+    for (int j = 0; j < shared_; ++j) bytes += sectors_of(j) * kSector;
     return bytes;
   }
+  uint64_t sectors_of(int j) const { return one_sector_ ? 1 : 2 + j % 3; }
 
   std::unique_ptr<CatalogSession> session(JobOptions& o) {
     auto catalog = Catalog::open_in_memory();
@@ -146,6 +148,7 @@ class WindowedRunMemory : public ::testing::Test {
       auto fp = s->fingerprint(window, stats, 1);
       EXPECT_TRUE(fp.ok()) << fp.error().message();
       each(window, s->roles());
+      if (after_fingerprint_ && fp.ok()) after_fingerprint_(*s, window, *fp);
     }
   }
   // The roles of each window's files, as counts.
@@ -160,6 +163,10 @@ class WindowedRunMemory : public ::testing::Test {
   }
 
   int shared_ = 0;
+  bool one_sector_ = false;  // make_copies(): every file one sector (proven by its bytes)
+  // each_window(): also called with the session and the window's fingerprints.
+  std::function<void(CatalogSession&, const ScanResult&, const FingerprintResult&)>
+      after_fingerprint_;
 
  private:
   void add_file(uint64_t ino, uint64_t dir, const std::string& name, uint64_t content,
@@ -280,6 +287,50 @@ TEST_F(WindowedRunMemory, FilesAndTheirTwinsStandForTheirReadOnlySnapshotCopies)
   EXPECT_EQ(own_aliases, (std::vector<size_t>{11, 0, 0, 0}));
   EXPECT_EQ(twin_aliases, (std::vector<size_t>{0, 10, 10, 0}));
   EXPECT_EQ(folded, (std::vector<size_t>{0, 0, 0, 11}));
+}
+
+}  // namespace
+}  // namespace btrdedupe::test
+
+namespace btrdedupe::test {
+namespace {
+
+// The "data hash" a proof would read of a file fJ of any copy: its content's.
+uint64_t proven_hash(const ScanResult& window, uint32_t i) {
+  const std::string path = file_path(window, window.files[i]);
+  return 1000 + std::stoull(path.substr(path.rfind("/f") + 2));
+}
+
+// A one-sector file's data hash, once a proof read it, goes to its row
+// (keep_short_hashes), and a later window that takes the file as a twin has it from there:
+// each copy is read once by the proofs, not read again as every later window's twin.
+TEST_F(WindowedRunMemory, AProvenDataHashComesBackWithTheTwinsRow) {
+  one_sector_ = true;
+  make_copies(3, 12);
+  std::vector<size_t> twins_by_window, known_by_window;
+  after_fingerprint_ = [&](CatalogSession& s, const ScanResult& window,
+                           const FingerprintResult& fp) {
+    const BatchRoles& roles = s.roles();
+    size_t twins = 0;
+    std::vector<std::pair<uint32_t, uint64_t>> read;
+    for (uint32_t i = 0; i < window.files.size(); ++i) {
+      if (roles.of(i) == BatchRole::Own) {
+        EXPECT_FALSE(fp.short_hashes.count(i)) << "a window's own file is new to the catalog";
+        read.emplace_back(i, proven_hash(window, i));
+        continue;
+      }
+      ++twins;
+      const auto known = fp.short_hashes.find(i);
+      ASSERT_NE(known, fp.short_hashes.end()) << file_path(window, window.files[i]);
+      EXPECT_EQ(known->second, proven_hash(window, i));
+    }
+    twins_by_window.push_back(twins);
+    known_by_window.push_back(fp.short_hashes.size());
+    EXPECT_TRUE(s.keep_short_hashes(window, read).ok());
+  };
+  roles_by_window(13, false);
+  EXPECT_EQ(twins_by_window, (std::vector<size_t>{0, 12, 12}));
+  EXPECT_EQ(known_by_window, twins_by_window);
 }
 
 }  // namespace
