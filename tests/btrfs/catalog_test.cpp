@@ -36,6 +36,10 @@ class CatalogTest : public BtrfsTest {
     EXPECT_TRUE(r.path_errors.empty()) << (r.path_errors.empty() ? "" : r.path_errors[0]);
     return r;
   }
+  // The hashfile's answer to SQL `statements` (no single quotes in them).
+  std::string sql(const std::string& statements) {
+    return sh("sqlite3 " + shell_quote(hashfile_) + " '" + statements + "'");
+  }
   const FilesystemReport& fs0(const JobReport& r) {
     static const FilesystemReport none;
     EXPECT_EQ(r.filesystems.size(), 1u);
@@ -175,7 +179,7 @@ TEST_F(CatalogTest, AtimeOnlyChangesAreNotLookedUp) {
   run();
   // As if the files had been written an hour before the last run; then every file and the
   // directory are read, which on a relatime mount rewrites their inodes (atime) only.
-  sh("sqlite3 " + shell_quote(hashfile_) + " 'UPDATE runs SET started = started + 3600;'");
+  sql("UPDATE runs SET started = started + 3600;");
   sh("cd " + shell_quote(path("")) + " && ls tree > /dev/null && cat tree/* > /dev/null && sync");
   auto r = run();
   const auto& f = fs0(r);
@@ -184,7 +188,7 @@ TEST_F(CatalogTest, AtimeOnlyChangesAreNotLookedUp) {
   EXPECT_EQ(f.catalog.stale_rows, 0u);
   EXPECT_LE(f.tree_searches, 3u);  // the min_transid search only: no inode read one by one
   // A deletion after the last run began shows: the directory's ctime is newer.
-  sh("sqlite3 " + shell_quote(hashfile_) + " 'UPDATE runs SET started = finished - 1;'");
+  sql("UPDATE runs SET started = finished - 1;");
   sh("cd " + shell_quote(path("")) + " && rm tree/f2 && sync");
   r = run();
   EXPECT_EQ(fs0(r).catalog.stale_rows, 1u);
@@ -265,7 +269,7 @@ class CatalogUpgradeTest : public CatalogTest {
  protected:
   JobReport upgraded_run(int format) {
     run();
-    sh("sqlite3 " + shell_quote(hashfile_) + " '" + downgrade_sql(format) + "'");
+    sql(downgrade_sql(format));
     sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/f2 tree/f2-late && sync");
     auto r = run();
     EXPECT_EQ(fs0(r).catalog.upgraded_from, std::optional<int>(format));
@@ -279,9 +283,9 @@ class CatalogUpgradeTest : public CatalogTest {
 TEST_F(CatalogUpgradeTest, FormatTwoIsUpgradedAndItsNextRunReadsTheTreesWhole) {
   upgraded_run(2);
   // f2 to f6, f3-copy and f2-late are 128 KiB or more: each has anchor rows.
-  EXPECT_EQ(sh("sqlite3 " + shell_quote(hashfile_) + " 'PRAGMA user_version; "
-               "SELECT count(*) FROM sqlite_master WHERE name LIKE \"blocks%\"; "
-               "SELECT count(DISTINCT inode) FROM anchors;'"),
+  EXPECT_EQ(sql("PRAGMA user_version; "
+                "SELECT count(*) FROM sqlite_master WHERE name LIKE \"blocks%\"; "
+                "SELECT count(DISTINCT inode) FROM anchors;"),
             "4\n0\n7\n");
   const auto r = run();
   EXPECT_FALSE(fs0(r).catalog.upgraded_from);
@@ -290,8 +294,7 @@ TEST_F(CatalogUpgradeTest, FormatTwoIsUpgradedAndItsNextRunReadsTheTreesWhole) {
 
 TEST_F(CatalogUpgradeTest, FormatOneIsUpgradedAndItsNextRunReadsTheTreesWhole) {
   upgraded_run(1);
-  EXPECT_EQ(sh("sqlite3 " + shell_quote(hashfile_) + " 'PRAGMA user_version; "
-               "SELECT count(*) FROM files WHERE parent IS NULL;'"),
+  EXPECT_EQ(sql("PRAGMA user_version; SELECT count(*) FROM files WHERE parent IS NULL;"),
             "4\n0\n");
   sh("cd " + shell_quote(path("")) + " && rm tree/f1 && sync");
   const auto r = run();
@@ -303,10 +306,9 @@ TEST_F(CatalogUpgradeTest, FormatOneIsUpgradedAndItsNextRunReadsTheTreesWhole) {
 // nothing changed, and a copy made since is found by an incremental run.
 TEST_F(CatalogUpgradeTest, FormatThreeKeepsItsRowsAndGenerations) {
   run();
-  sh("sqlite3 " + shell_quote(hashfile_) + " '" + downgrade_sql(3) + "'");
+  sql(downgrade_sql(3));
   EXPECT_TRUE(fs0(run()).catalog.unchanged);
-  EXPECT_EQ(sh("sqlite3 " + shell_quote(hashfile_) + " 'PRAGMA user_version; "
-               "SELECT count(*) FROM files WHERE short_hash IS NULL;'"),
+  EXPECT_EQ(sql("PRAGMA user_version; SELECT count(*) FROM files WHERE short_hash IS NULL;"),
             "4\n7\n");
   sh("cd " + shell_quote(path("")) + " && cp --reflink=never tree/f2 tree/f2-late && sync");
   const auto r = run();
@@ -320,13 +322,12 @@ TEST_F(CatalogUpgradeTest, FormatThreeKeepsItsRowsAndGenerations) {
 // is taken (the new copy then matches nothing); a twin touched since is read again.
 TEST_F(CatalogTest, AOneSectorTwinsProvenDataHashComesFromItsRow) {
   const std::string dir = "cd " + shell_quote(path("")) + " && ";
-  const std::string sql = "sqlite3 " + shell_quote(hashfile_) + " ";
   sh(dir + "head -c 3000 /dev/urandom > tree/s1 && cp --reflink=never tree/s1 tree/s2 && sync");
   const auto first = run();
   EXPECT_EQ(fs0(first).whole_file_groups, 2u);
-  EXPECT_EQ(sh(sql + "'SELECT count(*) FROM files WHERE short_hash IS NOT NULL;'"), "2\n");
+  EXPECT_EQ(sql("SELECT count(*) FROM files WHERE short_hash IS NOT NULL;"), "2\n");
 
-  sh(sql + "'UPDATE files SET short_hash = 1 WHERE short_hash IS NOT NULL;'");
+  sql("UPDATE files SET short_hash = 1 WHERE short_hash IS NOT NULL;");
   sh(dir + "cp --reflink=never tree/s1 tree/s3 && sync");
   const auto planted = run();
   EXPECT_TRUE(fs0(planted).catalog.incremental);
@@ -334,8 +335,7 @@ TEST_F(CatalogTest, AOneSectorTwinsProvenDataHashComesFromItsRow) {
   EXPECT_EQ(fs0(planted).whole_file_groups, 0u);
   EXPECT_EQ(fs0(planted).dedupe.bytes_deduped, 0u);
   // s3's own hash, as read, went to its new row.
-  EXPECT_EQ(sh(sql + "'SELECT count(*) FROM files WHERE short_hash IS NOT NULL AND "
-               "short_hash != 1;'"),
+  EXPECT_EQ(sql("SELECT count(*) FROM files WHERE short_hash IS NOT NULL AND short_hash != 1;"),
             "1\n");
 
   sh(dir + "touch -d '1 minute ago' tree/s1 tree/s2 && sync");
@@ -343,13 +343,12 @@ TEST_F(CatalogTest, AOneSectorTwinsProvenDataHashComesFromItsRow) {
   EXPECT_TRUE(fs0(touched).catalog.incremental);
   EXPECT_EQ(fs0(touched).whole_file_groups, 1u);
   EXPECT_GT(fs0(touched).dedupe.bytes_deduped, 0u);
-  EXPECT_EQ(sh(sql + "'SELECT count(DISTINCT short_hash) FROM files WHERE short_hash IS NOT "
-               "NULL;'"),
+  EXPECT_EQ(sql("SELECT count(DISTINCT short_hash) FROM files WHERE short_hash IS NOT NULL;"),
             "1\n");
 
   // A run that reads its trees whole (a new subvolume) takes its unchanged twins' hashes
   // from their rows too.
-  sh(sql + "'UPDATE files SET short_hash = 1 WHERE short_hash IS NOT NULL;'");
+  sql("UPDATE files SET short_hash = 1 WHERE short_hash IS NOT NULL;");
   sh(dir + "btrfs -q subvolume create tree/vol && cp --reflink=never tree/s1 tree/vol/s4 && sync");
   const auto whole = run();
   EXPECT_FALSE(fs0(whole).catalog.incremental);
