@@ -139,23 +139,45 @@ Json json_duplicate_figures(const FilesystemReport& r) {
               {"readonly_ranges_left", r.readonly_ranges_left}};
 }
 
-// The listed groups, and their read's error if the report has none yet.
-Json json_groups(const FilesystemReport& r, Json& error) {
-  Json groups = Json::array();
-  auto read = r.groups.for_each([&](const GroupListing& g) {
-    Json members = Json::array();
-    for (const auto& m : g.members) {
-      Json mj;
-      put_path(mj, "path", m.path);
-      mj["offset"] = m.offset;
-      mj["layout"] = m.layout;
-      mj["role"] = m.source ? "source" : m.destination ? "destination" : "unchanged";
-      members.push_back(mj);
-    }
-    groups.push_back(Json{{"length", g.length}, {"whole_file", g.whole_file}, {"members", members}});
+// Stands in for filesystem i's "groups" in the dumped document, so that the groups are
+// written one at a time as they are read back (write_groups) instead of all held at once as
+// JSON: a listing of a few million members would take gigabytes so. The key "groups" holds a
+// string nowhere else, so the placeholder cannot be confused with a path.
+std::string groups_placeholder(size_t i) { return "\x01groups of filesystem " + std::to_string(i); }
+
+std::string dumped_placeholder(size_t i) {
+  return "\"groups\": " + Json(groups_placeholder(i)).dump();
+}
+
+Json json_group(const GroupListing& g) {
+  Json members = Json::array();
+  for (const auto& m : g.members) {
+    Json mj;
+    put_path(mj, "path", m.path);
+    mj["offset"] = m.offset;
+    mj["layout"] = m.layout;
+    mj["role"] = m.source ? "source" : m.destination ? "destination" : "unchanged";
+    members.push_back(mj);
+  }
+  return Json{{"length", g.length}, {"whole_file", g.whole_file}, {"members", members}};
+}
+
+// The "groups" array as dump(2) would print it at this indent, one group at a time. A read
+// error ends it early; filesystem() has already put that error in the document.
+void write_groups(const FilesystemReport& r, const std::string& indent,
+                  const std::function<void(std::string_view)>& out) {
+  bool first = true;
+  const std::string inner = indent + "  ";
+  (void)r.groups.for_each([&](const GroupListing& g) {
+    std::string text = json_group(g).dump(2, ' ', false, Json::error_handler_t::replace);
+    for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1))
+      text.insert(at + 1, inner);
+    out(first ? "[\n" : ",\n");
+    out(inner);
+    out(text);
+    first = false;
   });
-  if (!read && error.is_null()) error = read.error().message();
-  return groups;
+  out(first ? "[]" : "\n" + indent + "]");
 }
 
 Json json_dedupe_figures(const DedupeStats& d) {
@@ -222,7 +244,7 @@ Json json_per_subvolume(const FilesystemReport& r) {
   return subvolumes;
 }
 
-Json filesystem(const FilesystemReport& r, bool groups_listed, bool time_boxed) {
+Json filesystem(const FilesystemReport& r, size_t index, bool groups_listed, bool time_boxed) {
   Json j;
   j["fsid"] = r.fsid;
   j["roots"] = json_roots(r.roots);
@@ -234,8 +256,9 @@ Json filesystem(const FilesystemReport& r, bool groups_listed, bool time_boxed) 
   j["fingerprints"] = json_fingerprint_figures(r.fingerprints);
   j["duplicates"] = json_duplicate_figures(r);
   j["groups_listed"] = groups_listed;
-  Json groups = json_groups(r, j["error"]);
-  j["groups"] = std::move(groups);
+  if (auto read = r.groups.for_each([](const GroupListing&) {}); !read && j["error"].is_null())
+    j["error"] = read.error().message();  // found now: the groups are written after "error"
+  j["groups"] = Json(groups_placeholder(index));
   j["dedupe"] = r.deduped ? json_dedupe_figures(r.dedupe) : Json(nullptr);
   j["rewrite"] = json_rewrite_figures(r.rewrite);
   j["catalog"] = r.catalog.used ? json_catalog_figures(r.catalog) : Json(nullptr);
@@ -247,8 +270,9 @@ Json filesystem(const FilesystemReport& r, bool groups_listed, bool time_boxed) 
 
 }  // namespace
 
-std::string json_report(const JobReport& report, const JobOptions& job,
-                        const JsonReportContext& c) {
+void write_json_report(const JobReport& report, const JobOptions& job,
+                       const JsonReportContext& c,
+                       const std::function<void(std::string_view)>& out) {
   Json j;
   j["format"] = "btrdedupe-report";
   j["format_version"] = kJsonReportVersion;
@@ -276,7 +300,8 @@ std::string json_report(const JobReport& report, const JobOptions& job,
                                           {"all", job.subvolumes.all}}},
                       {"dedupe_readonly", job.dedupe_readonly}};
   Json filesystems = Json::array();
-  for (const auto& fs : report.filesystems) filesystems.push_back(filesystem(fs, job.list_groups, c.max_runtime > 0));
+  for (size_t i = 0; i < report.filesystems.size(); ++i)
+    filesystems.push_back(filesystem(report.filesystems[i], i, job.list_groups, c.max_runtime > 0));
   j["filesystems"] = filesystems;
   j["path_errors"] = strings(report.path_errors);
   j["notes"] = strings(report.notes);
@@ -326,7 +351,26 @@ std::string json_report(const JobReport& report, const JobOptions& job,
     j["signal"] = nullptr;
   }
   j["exit_code"] = c.exit_code;
-  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  const std::string text = j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  size_t from = 0;
+  for (size_t i = 0; i < report.filesystems.size(); ++i) {
+    const std::string placeholder = dumped_placeholder(i);
+    const size_t at = text.find(placeholder, from);
+    const size_t line = text.rfind('\n', at) + 1;
+    const std::string indent = text.substr(line, text.find_first_not_of(' ', line) - line);
+    out(std::string_view(text).substr(from, at - from));
+    out("\"groups\": ");
+    write_groups(report.filesystems[i], indent, out);
+    from = at + placeholder.size();
+  }
+  out(std::string_view(text).substr(from));
+}
+
+std::string json_report(const JobReport& report, const JobOptions& job,
+                        const JsonReportContext& context) {
+  std::string document;
+  write_json_report(report, job, context, [&](std::string_view s) { document += s; });
+  return document;
 }
 
 }  // namespace btrdedupe

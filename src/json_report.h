@@ -2,7 +2,9 @@
 // in docs/json-report.md; docs/json-report.schema.json is its JSON Schema.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "src/job.h"
 
@@ -19,8 +21,16 @@ struct JsonReportContext {
   double max_runtime = 0;  // --max-runtime in seconds (0: none)
 };
 
-// The whole document, pretty-printed, ending in a newline. Strings are UTF-8: bytes of a
-// path that are not valid UTF-8 become U+FFFD, and the exact bytes are given in hex beside it.
+// The whole document, pretty-printed, ending in a newline, handed to `out` piece by piece:
+// the listed groups are read back and written one at a time, so the document never sits in
+// memory whole (a listing of millions of members would be gigabytes of JSON). Strings are
+// UTF-8: bytes of a path that are not valid UTF-8 become U+FFFD, and the exact bytes are
+// given in hex beside it.
+void write_json_report(const JobReport& report, const JobOptions& job,
+                       const JsonReportContext& context,
+                       const std::function<void(std::string_view)>& out);
+
+// The same document as one string (small reports, tests).
 std::string json_report(const JobReport& report, const JobOptions& job,
                         const JsonReportContext& context);
 

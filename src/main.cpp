@@ -163,7 +163,8 @@ void print_json_report(const btrdedupe::CliOptions& o, const btrdedupe::JobRepor
   TextReportOptions errors;
   errors.errors_only = true;
   print_text_report(report, effective, errors, stdout, stderr);
-  std::fputs(json_report(report, effective, c).c_str(), stdout);
+  write_json_report(report, effective, c,
+                    [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); });
 }
 
 void print_text(const btrdedupe::CliOptions& o, const btrdedupe::JobOptions& job,

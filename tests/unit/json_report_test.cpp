@@ -1,0 +1,90 @@
+// The --json document is written in pieces: the listed groups one at a time, read back from
+// the listing (spilled to disk by a windowed run), never held whole in memory.
+#include "src/json_report.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace btrdedupe {
+namespace {
+
+GroupListing listing(uint64_t length, const std::string& a, const std::string& b) {
+  GroupListing g;
+  g.length = length;
+  g.whole_file = true;
+  g.members.push_back({a, 0, 0, true, false});
+  g.members.push_back({b, length, 1, false, true});
+  return g;
+}
+
+struct WrittenDocument {
+  std::string text;
+  size_t pieces = 0;
+  size_t largest_piece = 0;
+};
+
+WrittenDocument write(const JobReport& report, const JobOptions& job) {
+  WrittenDocument d;
+  write_json_report(report, job, {}, [&](std::string_view s) {
+    d.text += s;
+    ++d.pieces;
+    d.largest_piece = std::max(d.largest_piece, s.size());
+  });
+  return d;
+}
+
+TEST(JsonReport, GroupsAreWrittenOneAtATimeInTheDocumentsOwnLayout) {
+  JobReport report;
+  FilesystemReport first;
+  ASSERT_TRUE(first.groups.add(listing(4096, "kept/in memory", "copy")));
+  ASSERT_TRUE(first.groups.spill_to_disk());
+  for (uint64_t i = 0; i < 500; ++i)
+    ASSERT_TRUE(first.groups.add(listing(8192 + i, "spilled/" + std::to_string(i), "b")));
+  // The placeholder's own text as a path: only the key "groups" marks a placeholder.
+  ASSERT_TRUE(first.groups.add(listing(1, "\x01groups of filesystem 1", "not utf-8 \xff")));
+  report.filesystems.push_back(first);
+  report.filesystems.emplace_back();  // a second filesystem that lists no group
+  FilesystemReport third;
+  ASSERT_TRUE(third.groups.add(listing(12, "third", "fs")));
+  report.filesystems.push_back(third);
+  JobOptions job;
+  job.paths = {"/m"};
+  job.list_groups = true;
+
+  const auto d = write(report, job);
+  const auto j = nlohmann::ordered_json::parse(d.text);
+  // Byte for byte what one pretty-printed document would be.
+  EXPECT_EQ(j.dump(2) + "\n", d.text);
+  EXPECT_EQ(d.text, json_report(report, job, {}));
+  const auto& groups = j["filesystems"][0]["groups"];
+  ASSERT_EQ(groups.size(), 502u);
+  EXPECT_EQ(groups[0]["members"][0]["path"], "kept/in memory");
+  EXPECT_EQ(groups[500]["members"][0]["path"], "spilled/499");
+  EXPECT_EQ(groups[500]["length"], 8192 + 499);
+  EXPECT_EQ(groups[501]["members"][0]["path"], "\x01groups of filesystem 1");
+  EXPECT_EQ(groups[501]["members"][1]["path_hex"], "6e6f74207574662d3820ff");
+  EXPECT_EQ(groups[501]["members"][1]["role"], "destination");
+  EXPECT_TRUE(j["filesystems"][0]["error"].is_null());
+  EXPECT_TRUE(j["filesystems"][1]["groups"].is_array());
+  EXPECT_TRUE(j["filesystems"][1]["groups"].empty());
+  EXPECT_EQ(j["filesystems"][2]["groups"][0]["members"][1]["path"], "fs");
+  // No piece holds more than a group or the figures around them.
+  EXPECT_GT(d.pieces, 1000u);
+  EXPECT_LT(d.largest_piece, d.text.size() / 20);
+}
+
+TEST(JsonReport, ADocumentWithoutFilesystemsIsOnePiece) {
+  JobReport report;
+  report.path_errors.push_back("/nowhere: No such file or directory");
+  const auto d = write(report, {});
+  EXPECT_EQ(d.pieces, 1u);
+  const auto j = nlohmann::json::parse(d.text);
+  EXPECT_TRUE(j["filesystems"].empty());
+  EXPECT_EQ(j["path_errors"][0], "/nowhere: No such file or directory");
+}
+
+}  // namespace
+}  // namespace btrdedupe
