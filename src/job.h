@@ -16,6 +16,7 @@
 #include "src/group_listing.h"
 #include "src/remainder_plan.h"
 #include "src/remainder_rewrite.h"
+#include "src/short_file_proof.h"
 #include "src/subvolume_report.h"
 #include "src/subvolume_selection.h"
 #include "src/tree_scan.h"
@@ -107,6 +108,8 @@ struct FilesystemReport {
   btrfs::Timespec started_at;         // the same, to the nanosecond (before the scan)
   SharingSummary before, after;       // after: re-read from the tree once dedupe ran
   FingerprintStats fingerprints;
+  // One-sector files read to prove their sums' matches (src/short_file_proof.h).
+  ShortFileProofCounts short_file_proofs;
   // Windows the tree was read in (0: whole). Then sharing and per-subvolume figures are
   // the first window's files' own plus what each window's dedupe changed among its files
   // and their earlier twins (a file is counted once; extents shared across windows may be

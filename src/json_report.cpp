@@ -131,6 +131,13 @@ Json json_fingerprint_figures(const FingerprintStats& f) {
               {"errors", strings(f.errors)}};
 }
 
+Json json_short_file_proofs(const ShortFileProofCounts& p) {
+  return Json{{"files_read", p.files_read},
+              {"bytes_read", p.bytes_read},
+              {"files_known", p.files_known},
+              {"files_unreadable", p.files_unreadable}};
+}
+
 Json json_duplicate_figures(const FilesystemReport& r) {
   return Json{{"whole_file_groups", r.whole_file_groups},
               {"partial_groups", r.partial_groups},
@@ -255,6 +262,7 @@ Json filesystem(const FilesystemReport& r, size_t index, bool groups_listed, boo
   j["space"] = json_space_figures(r);
   j["fingerprints"] = json_fingerprint_figures(r.fingerprints);
   j["duplicates"] = json_duplicate_figures(r);
+  j["short_file_proofs"] = json_short_file_proofs(r.short_file_proofs);
   j["groups_listed"] = groups_listed;
   if (auto read = r.groups.for_each([](const GroupListing&) {}); !read && j["error"].is_null())
     j["error"] = read.error().message();  // found now: the groups are written after "error"
@@ -315,6 +323,7 @@ void write_json_report(const JobReport& report, const JobOptions& job,
                      {"already_shared_bytes", t.already_shared_bytes},
                      {"bytes_from_csums", t.bytes_from_csums},
                      {"bytes_read", t.bytes_read},
+                     {"short_file_proofs", json_short_file_proofs(t.short_file_proofs)},
                      {"whole_file_groups", t.whole_file_groups},
                      {"partial_groups", t.partial_groups},
                      {"planned_bytes", t.planned_bytes},

@@ -127,6 +127,7 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
                            : r.roots.empty() ? 4u
                                              : 4 * default_io_threads(r.roots.front());
   auto proof = prove_short_files(scan, fp, matches, readers);
+  r.short_file_proofs.add(proof.counts);
   fp.files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
   if (roles.in_windows()) drop_groups_of_earlier_windows(roles, matches);
   PlanOptions po;

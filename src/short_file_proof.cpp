@@ -32,6 +32,13 @@ std::optional<uint64_t> data_hash(const ScanResult& scan, uint32_t file, ByteRan
 
 }  // namespace
 
+void ShortFileProofCounts::add(const ShortFileProofCounts& more) {
+  files_read += more.files_read;
+  bytes_read += more.bytes_read;
+  files_known += more.files_known;
+  files_unreadable += more.files_unreadable;
+}
+
 ShortFileProof prove_short_files(const ScanResult& scan, const FingerprintResult& fp,
                                  MatchResult& matches, unsigned threads) {
   const auto& candidates = matches.short_sum_candidates;
@@ -61,13 +68,14 @@ ShortFileProof prove_short_files(const ScanResult& scan, const FingerprintResult
       const auto& h = hashes[c][i];
       const uint32_t f = candidates[c].files[i];
       if (!h) {
-        ++proof.files_unreadable;
+        ++proof.counts.files_unreadable;
         continue;
       }
       if (fp.short_hashes.count(f)) {
-        ++proof.files_known;
+        ++proof.counts.files_known;
       } else {
-        ++proof.files_read;
+        ++proof.counts.files_read;
+        proof.counts.bytes_read += candidates[c].data.length;
         proof.hashes_read.emplace_back(f, *h);
       }
       by_hash.emplace_back(*h, f);

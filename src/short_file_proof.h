@@ -13,10 +13,16 @@
 
 namespace btrdedupe {
 
-struct ShortFileProof {
-  uint64_t files_read = 0;
+// What the proofs read: data a run reads beside its fingerprints (the report's figures).
+struct ShortFileProofCounts {
+  uint64_t files_read = 0, bytes_read = 0;
   uint64_t files_known = 0;       // hashed already (FingerprintResult::short_hashes)
   uint64_t files_unreadable = 0;  // gone, changed since the scan or a short read: left out
+  void add(const ShortFileProofCounts& more);
+};
+
+struct ShortFileProof {
+  ShortFileProofCounts counts;
   // (file, hash) of each file read: a catalog keeps them (CatalogSession::keep_short_hashes).
   std::vector<std::pair<uint32_t, uint64_t>> hashes_read;
 };

@@ -243,8 +243,13 @@ class Printer {
     if (t.excluded) std::fprintf(out_, "; %llu excluded", ull(t.excluded));
     std::fprintf(out_, "\n  already shared: %s of %s\n", size(t.already_shared_bytes).c_str(),
                  size(t.logical_bytes).c_str());
-    std::fprintf(out_, "  fingerprints:   %llu extents from the csum tree, %llu read (%s read)\n",
+    std::fprintf(out_, "  fingerprints:   %llu extents from the csum tree, %llu read (%s read)",
                  ull(t.extents_from_csums), ull(t.extents_read), size(t.bytes_read).c_str());
+    const ShortFileProofCounts& p = t.short_file_proofs;
+    if (p.files_read || p.files_known)  // their sums alone cannot tell equal files apart
+      std::fprintf(out_, "; one-sector files proven by their data: %llu read (%s), %llu known",
+                   ull(p.files_read), size(p.bytes_read).c_str(), ull(p.files_known));
+    std::fputc('\n', out_);
     std::fprintf(out_, "  duplicates:     %llu whole-file and %llu partial groups, %s to dedupe\n",
                  ull(t.whole_file_groups), ull(t.partial_groups), size(t.planned_bytes).c_str());
     if (job.dedupe)

@@ -326,6 +326,9 @@ TEST_F(CatalogTest, AOneSectorTwinsProvenDataHashComesFromItsRow) {
   const auto first = run();
   EXPECT_EQ(fs0(first).whole_file_groups, 2u);
   EXPECT_EQ(sql("SELECT count(*) FROM files WHERE short_hash IS NOT NULL;"), "2\n");
+  EXPECT_EQ(fs0(first).short_file_proofs.files_read, 2u);
+  EXPECT_EQ(fs0(first).short_file_proofs.bytes_read, 6000u);
+  EXPECT_EQ(fs0(first).short_file_proofs.files_known, 0u);
 
   sql("UPDATE files SET short_hash = 1 WHERE short_hash IS NOT NULL;");
   sh(dir + "cp --reflink=never tree/s1 tree/s3 && sync");
@@ -334,6 +337,9 @@ TEST_F(CatalogTest, AOneSectorTwinsProvenDataHashComesFromItsRow) {
   EXPECT_EQ(fs0(planted).catalog.candidates, 2u);  // s1 and s2, by their whole-file hash
   EXPECT_EQ(fs0(planted).whole_file_groups, 0u);
   EXPECT_EQ(fs0(planted).dedupe.bytes_deduped, 0u);
+  EXPECT_EQ(fs0(planted).short_file_proofs.files_read, 1u);  // s3 only
+  EXPECT_EQ(fs0(planted).short_file_proofs.bytes_read, 3000u);
+  EXPECT_EQ(fs0(planted).short_file_proofs.files_known, 2u);
   // s3's own hash, as read, went to its new row.
   EXPECT_EQ(sql("SELECT count(*) FROM files WHERE short_hash IS NOT NULL AND short_hash != 1;"),
             "1\n");
@@ -343,6 +349,8 @@ TEST_F(CatalogTest, AOneSectorTwinsProvenDataHashComesFromItsRow) {
   EXPECT_TRUE(fs0(touched).catalog.incremental);
   EXPECT_EQ(fs0(touched).whole_file_groups, 1u);
   EXPECT_GT(fs0(touched).dedupe.bytes_deduped, 0u);
+  EXPECT_EQ(fs0(touched).short_file_proofs.files_read, 2u);  // s1 and s2 changed: read again
+  EXPECT_EQ(fs0(touched).short_file_proofs.files_known, 1u);
   EXPECT_EQ(sql("SELECT count(DISTINCT short_hash) FROM files WHERE short_hash IS NOT NULL;"),
             "1\n");
 

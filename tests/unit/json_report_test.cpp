@@ -3,10 +3,14 @@
 #include "src/json_report.h"
 
 #include <gtest/gtest.h>
+#include <stdio.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "src/text_report.h"
 
 namespace btrdedupe {
 namespace {
@@ -84,6 +88,37 @@ TEST(JsonReport, ADocumentWithoutFilesystemsIsOnePiece) {
   const auto j = nlohmann::json::parse(d.text);
   EXPECT_TRUE(j["filesystems"].empty());
   EXPECT_EQ(j["path_errors"][0], "/nowhere: No such file or directory");
+}
+
+// Data read to prove one-sector files equal is reported beside the fingerprints' reads,
+// per filesystem and summed.
+TEST(JsonReport, ShortFileProofsArePerFilesystemAndSummed) {
+  JobReport report;
+  report.filesystems.resize(2);
+  report.filesystems[0].short_file_proofs = {3, 9000, 2, 1};
+  report.filesystems[1].short_file_proofs = {1, 4096, 0, 0};
+  const auto j = nlohmann::json::parse(json_report(report, {}, {}));
+  const auto& first = j["filesystems"][0]["short_file_proofs"];
+  EXPECT_EQ(first["files_read"], 3);
+  EXPECT_EQ(first["bytes_read"], 9000);
+  EXPECT_EQ(first["files_known"], 2);
+  EXPECT_EQ(first["files_unreadable"], 1);
+  const auto& total = j["totals"]["short_file_proofs"];
+  EXPECT_EQ(total["files_read"], 4);
+  EXPECT_EQ(total["bytes_read"], 13096);
+  EXPECT_EQ(total["files_known"], 2);
+  EXPECT_EQ(total["files_unreadable"], 1);
+
+  char* buf = nullptr;
+  size_t size = 0;
+  std::FILE* out = ::open_memstream(&buf, &size);
+  print_text_report(report, {}, {}, out, stderr);
+  std::fclose(out);
+  const std::string text(buf, size);
+  std::free(buf);
+  EXPECT_NE(text.find("; one-sector files proven by their data: 4 read (13096), 2 known\n"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

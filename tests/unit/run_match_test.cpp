@@ -181,9 +181,9 @@ TEST_F(RunMatch, KnownDataHashesProveShortFilesWithoutAReadAndReadOnesAreReturne
   ASSERT_EQ(r.short_sum_candidates.size(), 1u);
   fs_.fp.short_hashes = {{a, 7}, {b, 8}, {c, 7}};  // d: unknown, and unreadable here
   const auto proof = prove_short_files(fs_.scan, fs_.fp, r, 2);
-  EXPECT_EQ(proof.files_known, 3u);
-  EXPECT_EQ(proof.files_read, 0u);
-  EXPECT_EQ(proof.files_unreadable, 1u);
+  EXPECT_EQ(proof.counts.files_known, 3u);
+  EXPECT_EQ(proof.counts.files_read, 0u);
+  EXPECT_EQ(proof.counts.files_unreadable, 1u);
   EXPECT_TRUE(proof.hashes_read.empty());
   EXPECT_TRUE(r.short_sum_candidates.empty());
   ASSERT_EQ(r.groups.size(), 1u);
