@@ -276,6 +276,84 @@ Json filesystem(const FilesystemReport& r, size_t index, bool groups_listed, boo
   return j;
 }
 
+Json json_options(const JobOptions& job, const JsonReportContext& c) {
+  Json paths = Json::array();
+  for (const auto& p : job.paths) {
+    Json pj;
+    put_path(pj, "path", p);
+    paths.push_back(pj);
+  }
+  return Json{{"paths", paths},
+              {"recursive", job.recursive},
+              {"dedupe", job.dedupe},
+              {"dry_run", c.dry_run},
+              {"fdupes", c.fdupes},
+              {"partial", job.partial},
+              {"rewrite", job.rewrite_remainders},
+              {"block_size", job.block_size},
+              {"min_size", job.min_file_size},
+              {"io_threads", job.io_threads},
+              {"exclude", strings(c.exclude)},
+              {"hashfile", job.hashfile.empty() ? Json(nullptr) : Json(job.hashfile)},
+              {"subvolumes", Json{{"include", strings(job.subvolumes.include)},
+                                  {"exclude", strings(job.subvolumes.exclude)},
+                                  {"all", job.subvolumes.all}}},
+              {"dedupe_readonly", job.dedupe_readonly}};
+}
+
+Json json_totals(const JobReport& report) {
+  const RunTotals t = run_totals(report);
+  return Json{{"filesystems", t.filesystems},
+              {"subvolumes", t.subvolumes},
+              {"files", t.files},
+              {"extents", t.extents},
+              {"excluded", t.excluded},
+              {"logical_bytes", t.logical_bytes},
+              {"already_shared_bytes", t.already_shared_bytes},
+              {"bytes_from_csums", t.bytes_from_csums},
+              {"bytes_read", t.bytes_read},
+              {"short_file_proofs", json_short_file_proofs(t.short_file_proofs)},
+              {"whole_file_groups", t.whole_file_groups},
+              {"partial_groups", t.partial_groups},
+              {"planned_bytes", t.planned_bytes},
+              {"planned_rounds", t.planned_rounds},
+              {"readonly_ranges_left", t.readonly_ranges_left},
+              {"bytes_deduped", t.bytes_deduped},
+              {"calls", t.calls},
+              {"allocated_before", t.allocated_before},
+              {"freed_bytes", t.freed_bytes},
+              {"bytes_rewritten", t.bytes_rewritten},
+              {"would_free_bytes", t.would_free_bytes},
+              {"rounds_not_started", t.rounds_not_started},
+              {"bytes_not_started", t.bytes_not_started},
+              {"ranges_changed", t.ranges_changed},
+              {"ranges_refused", t.ranges_refused},
+              {"refused_by_code", errno_table(t.refused_by_code)},
+              {"path_errors", t.path_errors},
+              {"filesystem_errors", t.filesystem_errors},
+              {"read_errors", t.read_errors},
+              {"seconds", seconds(t.seconds)},
+              {"total_seconds", t.total_seconds()},
+              {"whole_scans_abandoned", report.whole_scans_abandoned}};
+}
+
+// The dumped document with each filesystem's placeholder replaced by its groups.
+void write_with_groups(const std::string& text, const JobReport& report,
+                       const std::function<void(std::string_view)>& out) {
+  size_t from = 0;
+  for (size_t i = 0; i < report.filesystems.size(); ++i) {
+    const std::string placeholder = dumped_placeholder(i);
+    const size_t at = text.find(placeholder, from);
+    const size_t line = text.rfind('\n', at) + 1;
+    const std::string indent = text.substr(line, text.find_first_not_of(' ', line) - line);
+    out(std::string_view(text).substr(from, at - from));
+    out("\"groups\": ");
+    write_groups(report.filesystems[i], indent, out);
+    from = at + placeholder.size();
+  }
+  out(std::string_view(text).substr(from));
+}
+
 }  // namespace
 
 void write_json_report(const JobReport& report, const JobOptions& job,
@@ -285,67 +363,14 @@ void write_json_report(const JobReport& report, const JobOptions& job,
   j["format"] = "btrdedupe-report";
   j["format_version"] = kJsonReportVersion;
   j["program"] = Json{{"name", "btrdedupe"}, {"version", BTRDEDUPE_VERSION}};
-  Json paths = Json::array();
-  for (const auto& p : job.paths) {
-    Json pj;
-    put_path(pj, "path", p);
-    paths.push_back(pj);
-  }
-  j["options"] = Json{{"paths", paths},
-                      {"recursive", job.recursive},
-                      {"dedupe", job.dedupe},
-                      {"dry_run", c.dry_run},
-                      {"fdupes", c.fdupes},
-                      {"partial", job.partial},
-                      {"rewrite", job.rewrite_remainders},
-                      {"block_size", job.block_size},
-                      {"min_size", job.min_file_size},
-                      {"io_threads", job.io_threads},
-                      {"exclude", strings(c.exclude)},
-                      {"hashfile", job.hashfile.empty() ? Json(nullptr) : Json(job.hashfile)},
-                      {"subvolumes", Json{{"include", strings(job.subvolumes.include)},
-                                          {"exclude", strings(job.subvolumes.exclude)},
-                                          {"all", job.subvolumes.all}}},
-                      {"dedupe_readonly", job.dedupe_readonly}};
+  j["options"] = json_options(job, c);
   Json filesystems = Json::array();
   for (size_t i = 0; i < report.filesystems.size(); ++i)
     filesystems.push_back(filesystem(report.filesystems[i], i, job.list_groups, c.max_runtime > 0));
   j["filesystems"] = filesystems;
   j["path_errors"] = strings(report.path_errors);
   j["notes"] = strings(report.notes);
-  const RunTotals t = run_totals(report);
-  j["totals"] = Json{{"filesystems", t.filesystems},
-                     {"subvolumes", t.subvolumes},
-                     {"files", t.files},
-                     {"extents", t.extents},
-                     {"excluded", t.excluded},
-                     {"logical_bytes", t.logical_bytes},
-                     {"already_shared_bytes", t.already_shared_bytes},
-                     {"bytes_from_csums", t.bytes_from_csums},
-                     {"bytes_read", t.bytes_read},
-                     {"short_file_proofs", json_short_file_proofs(t.short_file_proofs)},
-                     {"whole_file_groups", t.whole_file_groups},
-                     {"partial_groups", t.partial_groups},
-                     {"planned_bytes", t.planned_bytes},
-                     {"planned_rounds", t.planned_rounds},
-                     {"readonly_ranges_left", t.readonly_ranges_left},
-                     {"bytes_deduped", t.bytes_deduped},
-                     {"calls", t.calls},
-                     {"allocated_before", t.allocated_before},
-                     {"freed_bytes", t.freed_bytes},
-                     {"bytes_rewritten", t.bytes_rewritten},
-                     {"would_free_bytes", t.would_free_bytes},
-                     {"rounds_not_started", t.rounds_not_started},
-                     {"bytes_not_started", t.bytes_not_started},
-                     {"ranges_changed", t.ranges_changed},
-                     {"ranges_refused", t.ranges_refused},
-                     {"refused_by_code", errno_table(t.refused_by_code)},
-                     {"path_errors", t.path_errors},
-                     {"filesystem_errors", t.filesystem_errors},
-                     {"read_errors", t.read_errors},
-                     {"seconds", seconds(t.seconds)},
-                     {"total_seconds", t.total_seconds()},
-                     {"whole_scans_abandoned", report.whole_scans_abandoned}};
+  j["totals"] = json_totals(report);
   j["net_shared_change"] = report.net_shared_change();
   j["duperemove_net_change"] = report.duperemove_net_change();
   j["stopped"] = report.stopped;
@@ -360,19 +385,7 @@ void write_json_report(const JobReport& report, const JobOptions& job,
     j["signal"] = nullptr;
   }
   j["exit_code"] = c.exit_code;
-  const std::string text = j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
-  size_t from = 0;
-  for (size_t i = 0; i < report.filesystems.size(); ++i) {
-    const std::string placeholder = dumped_placeholder(i);
-    const size_t at = text.find(placeholder, from);
-    const size_t line = text.rfind('\n', at) + 1;
-    const std::string indent = text.substr(line, text.find_first_not_of(' ', line) - line);
-    out(std::string_view(text).substr(from, at - from));
-    out("\"groups\": ");
-    write_groups(report.filesystems[i], indent, out);
-    from = at + placeholder.size();
-  }
-  out(std::string_view(text).substr(from));
+  write_with_groups(j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n", report, out);
 }
 
 std::string json_report(const JobReport& report, const JobOptions& job,
