@@ -1,16 +1,16 @@
-// The --json document is written in pieces: the listed groups one at a time, read back from
-// the listing (spilled to disk by a windowed run), never held whole in memory.
+// The --json document: its figures, and how it is written: in pieces, the listed groups one
+// at a time as they are read back (spilled to disk by a windowed run), never whole in memory.
 #include "src/json_report.h"
 
 #include <gtest/gtest.h>
-#include <stdio.h>
 
 #include <algorithm>
-#include <cstdlib>
+#include <cerrno>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "src/text_report.h"
+#include "support/captured_output.h"
 
 namespace btrdedupe {
 namespace {
@@ -38,6 +38,41 @@ WrittenDocument write(const JobReport& report, const JobOptions& job) {
     d.largest_piece = std::max(d.largest_piece, s.size());
   });
   return d;
+}
+
+TEST(JsonReport, CarriesEveryFigureAndNonUtf8Paths) {
+  JobReport r;
+  FilesystemReport fs;
+  fs.fsid = "f";
+  fs.roots = {"/m"};
+  fs.files = 3;
+  fs.deduped = true;
+  fs.dedupe.errors_by_code[EPERM] = 2;
+  fs.dedupe.ranges_failed = 2;
+  GroupListing g;
+  g.length = 4096;
+  g.members.push_back({"odd-\xff", 0, 0, true, false});
+  g.members.push_back({"copy", 0, 1, false, true});
+  ASSERT_TRUE(fs.groups.add(g));
+  r.filesystems.push_back(fs);
+  JobOptions job;
+  job.paths = {"/m"};
+  job.list_groups = true;
+  JsonReportContext c;
+  c.exit_code = r.exit_code();
+  const auto j = nlohmann::json::parse(json_report(r, job, c));
+  EXPECT_EQ(j["format"], "btrdedupe-report");
+  EXPECT_EQ(j["format_version"], kJsonReportVersion);
+  EXPECT_EQ(j["exit_code"], 3);  // EPERM: refused for what the file is
+  EXPECT_EQ(j["totals"]["files"], 3);
+  EXPECT_EQ(j["totals"]["refused_by_code"][0]["name"], "EPERM");
+  const auto& m = j["filesystems"][0]["groups"][0]["members"];
+  EXPECT_EQ(m[0]["path"], "odd-\xef\xbf\xbd");  // U+FFFD
+  EXPECT_EQ(m[0]["path_hex"], "6f64642dff");
+  EXPECT_EQ(m[0]["role"], "source");
+  EXPECT_EQ(m[1]["role"], "destination");
+  EXPECT_FALSE(m[1].contains("path_hex"));
+  EXPECT_TRUE(j["signal"].is_null());
 }
 
 TEST(JsonReport, GroupsAreWrittenOneAtATimeInTheDocumentsOwnLayout) {
@@ -109,13 +144,8 @@ TEST(JsonReport, ShortFileProofsArePerFilesystemAndSummed) {
   EXPECT_EQ(total["files_known"], 2);
   EXPECT_EQ(total["files_unreadable"], 1);
 
-  char* buf = nullptr;
-  size_t size = 0;
-  std::FILE* out = ::open_memstream(&buf, &size);
-  print_text_report(report, {}, {}, out, stderr);
-  std::fclose(out);
-  const std::string text(buf, size);
-  std::free(buf);
+  const std::string text =
+      capture([&](std::FILE* out) { print_text_report(report, {}, {}, out, stderr); });
   EXPECT_NE(text.find("; one-sector files proven by their data: 4 read (13096), 2 known\n"),
             std::string::npos)
       << text;

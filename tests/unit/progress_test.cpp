@@ -1,4 +1,4 @@
-// Progress lines and events, the text report's helpers and the JSON report's shape.
+// Progress lines and events, and the text report's helpers.
 #include "src/progress.h"
 
 #include <gtest/gtest.h>
@@ -9,23 +9,12 @@
 #include <sstream>
 #include <thread>
 
-#include "src/json_report.h"
 #include "src/run_progress.h"
 #include "src/text_report.h"
+#include "support/captured_output.h"
 
 namespace btrdedupe {
 namespace {
-
-std::string capture(const std::function<void(std::FILE*)>& write) {
-  char* buf = nullptr;
-  size_t size = 0;
-  std::FILE* f = ::open_memstream(&buf, &size);
-  write(f);
-  std::fclose(f);
-  std::string out(buf, size);
-  std::free(buf);
-  return out;
-}
 
 TEST(Progress, RateAndEtaAreWeightedByBytes) {
   PhaseProgress p{"dedupe", 25 << 20, 100 << 20, 5.0};
@@ -205,41 +194,6 @@ TEST(TextReport, QuietPrintsTheSummaryLineOnly) {
   EXPECT_EQ(out, "Comparison of extent info shows a net change in shared extents of: 8192\n");
   EXPECT_EQ(err, "");
   EXPECT_EQ(r.net_shared_change(), 4096);
-}
-
-TEST(JsonReport, CarriesEveryFigureAndNonUtf8Paths) {
-  JobReport r;
-  FilesystemReport fs;
-  fs.fsid = "f";
-  fs.roots = {"/m"};
-  fs.files = 3;
-  fs.deduped = true;
-  fs.dedupe.errors_by_code[EPERM] = 2;
-  fs.dedupe.ranges_failed = 2;
-  GroupListing g;
-  g.length = 4096;
-  g.members.push_back({"odd-\xff", 0, 0, true, false});
-  g.members.push_back({"copy", 0, 1, false, true});
-  ASSERT_TRUE(fs.groups.add(g));
-  r.filesystems.push_back(fs);
-  JobOptions job;
-  job.paths = {"/m"};
-  job.list_groups = true;
-  JsonReportContext c;
-  c.exit_code = r.exit_code();
-  const auto j = nlohmann::json::parse(json_report(r, job, c));
-  EXPECT_EQ(j["format"], "btrdedupe-report");
-  EXPECT_EQ(j["format_version"], kJsonReportVersion);
-  EXPECT_EQ(j["exit_code"], 3);  // EPERM: refused for what the file is
-  EXPECT_EQ(j["totals"]["files"], 3);
-  EXPECT_EQ(j["totals"]["refused_by_code"][0]["name"], "EPERM");
-  const auto& m = j["filesystems"][0]["groups"][0]["members"];
-  EXPECT_EQ(m[0]["path"], "odd-\xef\xbf\xbd");  // U+FFFD
-  EXPECT_EQ(m[0]["path_hex"], "6f64642dff");
-  EXPECT_EQ(m[0]["role"], "source");
-  EXPECT_EQ(m[1]["role"], "destination");
-  EXPECT_FALSE(m[1].contains("path_hex"));
-  EXPECT_TRUE(j["signal"].is_null());
 }
 
 TEST(ExitCodes, ErrorsOutrankSkippedRanges) {
