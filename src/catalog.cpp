@@ -146,6 +146,7 @@ btrfs::Result<void> Catalog::initialize() {
 }
 
 btrfs::Result<void> Catalog::use_for_one_run() {
+  for_one_run_ = true;
   return exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
 }
 

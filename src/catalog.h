@@ -176,6 +176,8 @@ class Catalog {
   // no syncs, as a crash loses nothing it must keep (the next run removes its file). A
   // page cache of 8 MiB instead of 2 was no faster and cost 8 copies' run 62.4 MiB peak.
   btrfs::Result<void> use_for_one_run();
+  // Whether use_for_one_run() was called: the rows serve this run only.
+  bool for_one_run() const { return for_one_run_; }
   // The format open() found and upgraded to kCatalogFormat; nullopt when it was current.
   std::optional<int> upgraded_from() const { return upgraded_from_; }
 
@@ -193,6 +195,7 @@ class Catalog {
 
   std::string path_;
   std::optional<int> upgraded_from_;
+  bool for_one_run_ = false;
   sqlite3* db_ = nullptr;
   btrfs::Fd lock_;
   mutable std::unordered_map<const char*, sqlite3_stmt*> statements_;

@@ -248,6 +248,11 @@ class CatalogSession {
   bool windowed_ = false;
   BatchRoles roles_;
   bool look_ahead_ = false;    // a first pass wrote the rows of every window
+  // The rows serve only this run's windows (a temporary catalog, no first pass): a copy's
+  // row goes in only while it tells a later window something (put_rows_and_find_twins).
+  bool scratch_rows_only() const {
+    return windowed_ && catalog_->for_one_run() && !look_ahead_;
+  }
   InodeBitset taken_ahead_;    // files an earlier window took as ahead twins
   InodeBitset settled_whole_;  // of those, taken by their whole-file hash
   // Marks a window's files in roles_ (after incremental_->finish()): which twins came from

@@ -28,6 +28,10 @@ constexpr size_t kWindowTwinsPerAnchor = 2;
 // 11,563 MiB; 4,651 against 4,781); two read more (11,748 against 11,377, session 8).
 constexpr size_t kAheadTwinsPerHash = 15;
 constexpr size_t kAheadTwinsPerWindowFile = 3;
+// Rows a run's scratch catalog keeps per whole-file hash: the source a later window takes
+// (kWindowTwinsPerWholeHash), and one more, which tells that window that an earlier one
+// held the group (Candidates::grouped_before). A third copy's row would change neither.
+constexpr size_t kScratchRowsPerWholeHash = kWindowTwinsPerWholeHash + 1;
 
 }  // namespace
 
@@ -143,10 +147,16 @@ btrfs::Result<void> CatalogSession::put_rows_and_find_twins(const ScanResult& sc
     if (!own_wanted[i]) continue;
     const auto& f = scan.files[i];
     Fingerprinted entry = fingerprinted(scan, index, fp.files[i], i);
-    if (entry.row.whole_hash)
-      consider_twins(catalog_->files_with_hash(*entry.row.whole_hash), true, c);
+    size_t rows_with_hash = 0;
+    if (entry.row.whole_hash) {
+      const auto keys = catalog_->files_with_hash(*entry.row.whole_hash);
+      rows_with_hash = keys.size();
+      consider_twins(keys, true, c);
+    }
     for (uint64_t h : entry.anchors) consider_twins(catalog_->files_with_anchor(h), false, c);
     if (indexed[i]) continue;
+    // Its anchors are those of the rows with its hash: no window finds more through it.
+    if (scratch_rows_only() && rows_with_hash >= kScratchRowsPerWholeHash) continue;
     if (windowed_) {  // written now: the next windows look this file up
       if (auto ok = catalog_->add_file({f.subvolume, f.inode}, entry.row, entry.anchors); !ok)
         return ok;

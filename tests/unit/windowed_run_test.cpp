@@ -78,9 +78,13 @@ class WindowedRunMemory : public ::testing::Test {
   }
   uint64_t sectors_of(int j) const { return one_sector_ ? 1 : 2 + j % 3; }
 
-  std::unique_ptr<CatalogSession> session(JobOptions& o) {
+  // one_run: the catalog of a run without --hashfile (CatalogSession::open_temporary).
+  std::unique_ptr<CatalogSession> session(JobOptions& o, bool one_run = false) {
     auto catalog = Catalog::open_in_memory();
     EXPECT_TRUE(catalog.ok());
+    if (one_run) {
+      EXPECT_TRUE((*catalog)->use_for_one_run().ok());
+    }
     auto s = CatalogSession::on(std::move(*catalog), o);
     EXPECT_TRUE(s.ok()) << s.error().message();
     (*s)->read_csums_from(&source_);
@@ -108,13 +112,15 @@ class WindowedRunMemory : public ::testing::Test {
     o.dedupe = dedupe;
     return o;
   }
-  // `-r` of the tree in windows of `window_files` files.
-  FilesystemReport listing_run(uint64_t window_files) {
+  // `-r` of the tree in windows of `window_files` files; `rows`: the catalog's after.
+  FilesystemReport listing_run(uint64_t window_files, bool one_run = false,
+                               uint64_t* rows = nullptr) {
     JobOptions o = options(window_files);
-    auto s = session(o);
+    auto s = session(o, one_run);
     FilesystemReport r;
     run_windowed(*s, start(*s), o, nullptr, r);
     EXPECT_EQ(r.error, "");
+    if (rows) *rows = s->catalogued_files();
     return r;
   }
 
@@ -123,7 +129,7 @@ class WindowedRunMemory : public ::testing::Test {
   void each_window(uint64_t window_files, bool look_ahead,
                    const std::function<void(const ScanResult&, const BatchRoles&)>& each) {
     JobOptions o = options(window_files, look_ahead);
-    auto s = session(o);
+    auto s = session(o, one_run_);
     const ScanResult base = start(*s);
     auto next = [&](ScanResult& window) {
       window = ScanResult{};
@@ -163,6 +169,7 @@ class WindowedRunMemory : public ::testing::Test {
   }
 
   int shared_ = 0;
+  bool one_run_ = false;     // each_window(): on the catalog of a run without --hashfile
   bool one_sector_ = false;  // make_copies(): every file one sector (proven by its bytes)
   // each_window(): also called with the session and the window's fingerprints.
   std::function<void(CatalogSession&, const ScanResult&, const FingerprintResult&)>
@@ -216,18 +223,45 @@ TEST_F(WindowedRunMemory, WindowsFindWhatOneWindowFinds) {
   }
 }
 
+// A run without --hashfile keeps, of a content's copies, only the two rows that later
+// windows need (the source they take, and the sign that its group was held before):
+// copies 2 and 3 of every shared file write none, and the figures stay those of one window.
+TEST_F(WindowedRunMemory, AOneRunCatalogKeepsTwoRowsPerContentForTheSameFigures) {
+  make_copies(4, 10);
+  const FilesystemReport one = listing_run(1000);
+  uint64_t kept = 0, scratch = 0;
+  const FilesystemReport hashfile_rows = listing_run(11, false, &kept);
+  const FilesystemReport r = listing_run(11, true, &scratch);
+  EXPECT_EQ(kept, 4u * 11);
+  EXPECT_EQ(scratch, 2u * 11 + 2);  // copies 0 and 1 whole, then each copy's own file
+  for (const FilesystemReport* w : {&hashfile_rows, &r}) {
+    EXPECT_EQ(w->windows, 4u);
+    EXPECT_EQ(w->files, one.files);
+    EXPECT_EQ(w->whole_file_groups, one.whole_file_groups);
+    EXPECT_EQ(w->partial_groups, one.partial_groups);
+    EXPECT_EQ(w->planned_bytes, one.planned_bytes);
+    EXPECT_EQ(w->would_free.bytes, one.would_free.bytes);
+    EXPECT_EQ(w->before.unique_bytes, one.before.unique_bytes);
+  }
+}
+
 // Without a first pass, a window takes one earlier twin per whole-file hash: copy 1's
 // window reads copy 0's files back, and so does every later copy's (their groups were
 // counted in copy 1's window: grouped before).
 TEST_F(WindowedRunMemory, AWindowTakesOneEarlierTwinPerContent) {
   make_copies(4, 10);
-  const auto windows = roles_by_window(11, false);
-  ASSERT_EQ(windows.size(), 4u);
-  EXPECT_EQ(windows[0], (RoleCounts{{BatchRole::Own, 11}}));
-  EXPECT_EQ(windows[1], (RoleCounts{{BatchRole::Own, 11}, {BatchRole::EarlierTwin, 10}}));
-  for (size_t w : {2u, 3u})
-    EXPECT_EQ(windows[w], (RoleCounts{{BatchRole::Own, 11}, {BatchRole::EarlierGroupedTwin, 10}}))
-        << "window " << w;
+  for (bool one_run : {false, true}) {  // a run's own catalog keeps fewer rows, same roles
+    SCOPED_TRACE(one_run ? "a run without --hashfile" : "a hashfile");
+    one_run_ = one_run;
+    const auto windows = roles_by_window(11, false);
+    ASSERT_EQ(windows.size(), 4u);
+    EXPECT_EQ(windows[0], (RoleCounts{{BatchRole::Own, 11}}));
+    EXPECT_EQ(windows[1], (RoleCounts{{BatchRole::Own, 11}, {BatchRole::EarlierTwin, 10}}));
+    for (size_t w : {2u, 3u})
+      EXPECT_EQ(windows[w],
+                (RoleCounts{{BatchRole::Own, 11}, {BatchRole::EarlierGroupedTwin, 10}}))
+          << "window " << w;
+  }
 }
 
 // With the first pass of a dedupe run, copy 0's window takes the later copies of its files
