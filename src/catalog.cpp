@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "src/catalog_memory_rows.h"
 #include "src/catalog_statements.h"
 
 namespace btrdedupe {
@@ -145,8 +146,10 @@ btrfs::Result<void> Catalog::initialize() {
   return {};
 }
 
-btrfs::Result<void> Catalog::use_for_one_run() {
+btrfs::Result<void> Catalog::use_for_one_run(size_t memory_rows_bytes) {
   for_one_run_ = true;
+  memory_rows_ = std::make_unique<CatalogMemoryRows>();
+  memory_rows_bytes_ = memory_rows_bytes;
   return exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
 }
 

@@ -27,6 +27,8 @@
 
 namespace btrdedupe {
 
+class CatalogMemoryRows;
+
 // 2 added files.parent (deletions found through the directories that changed); 3 replaced
 // the rows of 128 KiB-aligned block hashes by the matcher's anchors (src/sum_anchors.h), so
 // a shifted copy finds its twin across windows and runs; 4 added files.short_hash (a
@@ -175,7 +177,15 @@ class Catalog {
   // For a catalog that lives for one run (CatalogSession::open_temporary): no journal and
   // no syncs, as a crash loses nothing it must keep (the next run removes its file). A
   // page cache of 8 MiB instead of 2 was no faster and cost 8 copies' run 62.4 MiB peak.
-  btrfs::Result<void> use_for_one_run();
+  // Its file rows are held in memory (src/catalog_memory_rows.h) until they take
+  // `memory_rows_bytes`, then written to SQLite; a call that reads the tables as a whole
+  // (files(), counts(), ...) writes them first. Call it on a new, empty catalog.
+  btrfs::Result<void> use_for_one_run(size_t memory_rows_bytes = kOneRunMemoryRowsBytes);
+  // 16 MiB: the rows of two copies of linux-source (~102,000 files) with room to spare,
+  // which is every row a run without --hashfile keeps at any number of copies.
+  static constexpr size_t kOneRunMemoryRowsBytes = 16u << 20;
+  // What the rows held in memory take now (0 without use_for_one_run()).
+  size_t held_row_bytes() const;
   // Whether use_for_one_run() was called: the rows serve this run only.
   bool for_one_run() const { return for_one_run_; }
   // The format open() found and upgraded to kCatalogFormat; nullopt when it was current.
@@ -183,7 +193,7 @@ class Catalog {
 
  private:
   Catalog() = default;
-  btrfs::Result<void> exec(const char* sql);
+  btrfs::Result<void> exec(const char* sql) const;
   // Checks what open() found (a btrdedupe catalog of a known format, or an empty file),
   // creates the schema or upgrades it.
   btrfs::Result<void> initialize();
@@ -192,10 +202,20 @@ class Catalog {
   sqlite3_stmt* prepare(const char* sql) const;
   // A prepared statement kept for the catalog's life (hot paths), reset and unbound.
   sqlite3_stmt* cached(const char* sql) const;
+  btrfs::Result<void> sql_add_file(const FileKey& key, const CatalogFile& file,
+                                   const std::vector<uint64_t>& anchors) const;
+  // The rows held in memory, written to SQLite (in a savepoint of the run's transaction).
+  // A failure is kept in write_error_ and returned by the next update.
+  void write_memory_rows() const;
+  btrfs::Result<void> memory_rows_written() const;
 
   std::string path_;
   std::optional<int> upgraded_from_;
   bool for_one_run_ = false;
+  mutable std::unique_ptr<CatalogMemoryRows> memory_rows_;
+  size_t memory_rows_bytes_ = 0;
+  mutable bool rows_in_sql_ = false;  // some rows were written to SQLite: read both
+  mutable std::optional<btrfs::Error> write_error_;
   sqlite3* db_ = nullptr;
   btrfs::Fd lock_;
   mutable std::unordered_map<const char*, sqlite3_stmt*> statements_;

@@ -9,6 +9,7 @@ using catalog_sql::Stmt;
 using catalog_sql::as_uint;
 
 Catalog::Counts Catalog::counts() const {
+  write_memory_rows();
   Counts c;
   {
     Stmt s(prepare("SELECT count(*), count(whole_hash), coalesce(sum(size), 0) FROM files"));
@@ -36,6 +37,7 @@ Catalog::Counts Catalog::counts() const {
 }
 
 std::unordered_map<uint64_t, uint64_t> Catalog::files_per_subvolume() const {
+  write_memory_rows();
   std::unordered_map<uint64_t, uint64_t> out;
   Stmt s(prepare("SELECT subvolume, count(*) FROM files GROUP BY subvolume"));
   while (s && s.row()) out[as_uint(s.col(0))] = as_uint(s.col(1));

@@ -25,7 +25,7 @@ sqlite3_stmt* Catalog::prepare(const char* sql) const {
   return s;
 }
 
-btrfs::Result<void> Catalog::exec(const char* sql) {
+btrfs::Result<void> Catalog::exec(const char* sql) const {
   char* msg = nullptr;
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
     std::string m = msg ? msg : "unknown error";
@@ -36,6 +36,9 @@ btrfs::Result<void> Catalog::exec(const char* sql) {
 }
 
 btrfs::Result<void> Catalog::begin() { return exec("BEGIN IMMEDIATE"); }
-btrfs::Result<void> Catalog::commit() { return exec("COMMIT"); }
+btrfs::Result<void> Catalog::commit() {
+  if (auto ok = memory_rows_written(); !ok) return ok;
+  return exec("COMMIT");
+}
 
 }  // namespace btrdedupe
