@@ -147,7 +147,6 @@ btrfs::Result<void> Catalog::initialize() {
 }
 
 btrfs::Result<void> Catalog::use_for_one_run(size_t memory_rows_bytes) {
-  for_one_run_ = true;
   memory_rows_ = std::make_unique<CatalogMemoryRows>();
   memory_rows_bytes_ = memory_rows_bytes;
   return exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");

@@ -187,7 +187,7 @@ class Catalog {
   // What the rows held in memory take now (0 without use_for_one_run()).
   size_t held_row_bytes() const;
   // Whether use_for_one_run() was called: the rows serve this run only.
-  bool for_one_run() const { return for_one_run_; }
+  bool for_one_run() const { return memory_rows_ != nullptr; }
   // The format open() found and upgraded to kCatalogFormat; nullopt when it was current.
   std::optional<int> upgraded_from() const { return upgraded_from_; }
 
@@ -211,8 +211,7 @@ class Catalog {
 
   std::string path_;
   std::optional<int> upgraded_from_;
-  bool for_one_run_ = false;
-  mutable std::unique_ptr<CatalogMemoryRows> memory_rows_;
+  std::unique_ptr<CatalogMemoryRows> memory_rows_;  // held rows: set for one run
   size_t memory_rows_bytes_ = 0;
   mutable bool rows_in_sql_ = false;  // some rows were written to SQLite: read both
   mutable std::optional<btrfs::Error> write_error_;
