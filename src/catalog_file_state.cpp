@@ -2,17 +2,13 @@
 // shared by full, incremental and windowed runs, and the digest of a scan's states.
 #include "src/catalog_file_state.h"
 
+#include "src/hash_mix.h"
+
 namespace btrdedupe::catalog_state {
 namespace {
 
 int64_t mtime_ns(const ScannedFile& f) {
   return f.mtime_sec * 1000000000LL + f.mtime_nsec;
-}
-
-uint64_t mix(uint64_t x) {  // splitmix64's finalizer
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
 }
 
 }  // namespace
@@ -30,11 +26,11 @@ std::unordered_map<uint64_t, FileStateDigest> file_states(const ScanResult& scan
   std::unordered_map<uint64_t, FileStateDigest> out;
   for (const auto& f : scan.files) {
     const uint64_t h =
-        mix(f.inode ^ mix(f.size ^ mix(static_cast<uint64_t>(mtime_ns(f)))));
+        mix64(f.inode ^ mix64(f.size ^ mix64(static_cast<uint64_t>(mtime_ns(f)))));
     auto& d = out[f.subvolume];
     ++d.count;
     d.sum += h;
-    d.xored ^= mix(h + 0x9E3779B97F4A7C15ULL);
+    d.xored ^= mix64(h + 0x9E3779B97F4A7C15ULL);
   }
   return out;
 }

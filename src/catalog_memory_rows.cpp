@@ -2,19 +2,12 @@
 
 #include <algorithm>
 
+#include "src/hash_mix.h"
+
 namespace btrdedupe {
 namespace {
 
-// splitmix64's finalizer: sequential inodes and subvolume ids spread over the slots.
-uint64_t mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-uint64_t key_hash(const FileKey& k) { return mix(k.subvolume) ^ k.inode; }
+uint64_t key_hash(const FileKey& k) { return mix64(k.subvolume) ^ k.inode; }
 
 constexpr size_t kFirstSlots = 1024;
 
@@ -23,7 +16,7 @@ constexpr size_t kFirstSlots = 1024;
 template <typename Matches>
 size_t CatalogMemoryRows::probe(const Slots& s, uint64_t wanted_hash, Matches matches) {
   const size_t mask = s.slots.size() - 1;
-  for (size_t i = mix(wanted_hash) & mask;; i = (i + 1) & mask)
+  for (size_t i = mix64(wanted_hash) & mask;; i = (i + 1) & mask)
     if (s.slots[i] == 0 || matches(s.slots[i])) return i;
 }
 
