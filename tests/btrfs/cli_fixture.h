@@ -7,6 +7,7 @@
 
 #include "support/btrfs_image.h"
 #include "support/shell.h"
+#include "tests/btrfs/tree_search_helpers.h"
 
 namespace btrdedupe::test {
 
@@ -36,6 +37,13 @@ class CliTest : public BtrfsTest {
     EXPECT_TRUE(std::regex_search(df, m, std::regex("Data, [^:]*: total=[0-9]+, used=([0-9]+)")))
         << df;
     return m.empty() ? 0 : std::stoull(m[1]);
+  }
+  // The file's EXTENT_DATA items as its subvolume tree holds them. A test that needs a file
+  // in one extent checks this, not filefrag: FIEMAP merges physically adjacent items, and
+  // a write split under load (another test's sync) leaves two that may be adjacent.
+  size_t extent_items(const std::string& rel) {
+    const auto fd = open_or_fail(path(rel));
+    return inode_items(fd.get(), inode_of(path(rel)), BTRFS_EXTENT_DATA_KEY).size();
   }
   bool shared(const std::string& rel) {
     return sh("filefrag -v " + shell_quote(path(rel))).find("shared") != std::string::npos;

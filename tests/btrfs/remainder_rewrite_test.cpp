@@ -45,8 +45,8 @@ class RemainderRewriteTest : public CliTest {
   // partial block buffered: a length that is not a sector multiple is all written through
   // the page cache). Under memory pressure, or with free space in pieces, btrfs may still
   // split it: then it is written again, a few times at most, until the tree holds one item
-  // for it. (Not filefrag's count: it merges physically contiguous items, and two items
-  // make the remainder a larger share of its extent than the rule allows.)
+  // for it (CliTest::extent_items: two adjacent items make the remainder a larger share of
+  // its extent than the rule allows).
   void one_extent(const std::string& name, const std::vector<std::pair<std::string, uint64_t>>& pieces,
                   const std::string& before_writing = "") {
     const auto joined = work(name + ".joined");
@@ -65,9 +65,9 @@ class RemainderRewriteTest : public CliTest {
          "s=$(stat -c %s " + dst + "); t=$(stat -c %s " + shell_quote(joined) + "); "
          "[ $s -eq $t ] || tail -c +$((s + 1)) " + shell_quote(joined) + " >> " + dst +
          "; sync");
-      if (tree_extents({"d/" + name}) == 1) break;
+      if (extent_items("d/" + name) == 1) break;
     }
-    ASSERT_EQ(tree_extents({"d/" + name}), 1) << sh("filefrag -v " + dst);
+    ASSERT_EQ(extent_items("d/" + name), 1u) << sh("filefrag -v " + dst);
   }
   // a: 4 MiB in one extent; b: a's first 3.5 MiB and 512 KiB of its own, in one extent;
   // c: a's first 3.5 MiB and 512 KiB - 100 bytes of its own (an unaligned EOF). c is
