@@ -201,12 +201,13 @@ btrfs::Result<IncrementalScan::Outcome> IncrementalScan::place(ScanResult* into,
   for (size_t index = 0; index < places_.size(); ++index) {
     const Place& place = places_[index];
     if (place.subvolume != subvolume) continue;
-    auto dir = inodes(subvolume).directory_below(state.parent, place.top_inode);
+    auto dir = placed_directory(index, state.parent);
     if (!dir) return dir.error();
-    if (!*dir) continue;
-    const std::string rel = join_relative(place.prefix, join_relative(**dir, state.name));
-    const Admission admission = admit_file(options_, roots_[place.root], state.item.size,
-                                           [&](std::string& path) { return path = rel, true; });
+    if (!(*dir)->below) continue;
+    const Admission admission =
+        admit_file(options_, roots_[place.root], state.item.size, [&](std::string& path) {
+          return path = join_relative(place.prefix, join_relative((*dir)->path, state.name)), true;
+        });
     if (admission == Admission::Excluded) return Outcome::Excluded;
     if (admission == Admission::Small) return Outcome::Small;
     if (state.extents.empty()) return Outcome::NoData;
@@ -214,19 +215,33 @@ btrfs::Result<IncrementalScan::Outcome> IncrementalScan::place(ScanResult* into,
     ScanResult& out = *into;
     uint32_t path_node = PathTable::kRoot;
     if (options_.keep_paths) {
-      // Each directory's path once per scan result, its files' names below it.
-      auto node = directory_nodes_.try_emplace({index, state.parent}, PathTable::kRoot);
-      if (node.second) {
-        const std::string dir_path = join_relative(place.prefix, **dir);
-        if (!dir_path.empty())  // a file right at the root hangs from kRoot
-          node.first->second = out.paths.add(PathTable::kRoot, dir_path);
+      auto& node = (*dir)->node;
+      if (!node) {
+        const std::string dir_path = join_relative(place.prefix, (*dir)->path);
+        // a file right at the root hangs from kRoot
+        node = dir_path.empty() ? PathTable::kRoot : out.paths.add(PathTable::kRoot, dir_path);
       }
-      path_node = out.paths.add(node.first->second, state.name);
+      path_node = out.paths.add(*node, state.name);
     }
     append_file(out, subvolume, inode, state, place.root, path_node);
     return Outcome::Added;
   }
   return Outcome::OutOfScope;
+}
+
+btrfs::Result<IncrementalScan::PlacedDirectory*> IncrementalScan::placed_directory(size_t place,
+                                                                                   uint64_t dir) {
+  auto [it, fresh] = directory_nodes_.try_emplace({place, dir});
+  if (fresh) {
+    auto below = inodes(places_[place].subvolume).directory_below(dir, places_[place].top_inode);
+    if (!below) {
+      directory_nodes_.erase(it);
+      return below.error();
+    }
+    it->second.below = below->has_value();
+    if (*below) it->second.path = std::move(**below);
+  }
+  return &it->second;
 }
 
 std::vector<uint32_t> IncrementalScan::finish(ScanResult& out) {

@@ -189,9 +189,16 @@ class IncrementalScan {
   std::vector<SourceRoot> source_roots_;  // add_source_roots()
   std::vector<btrfs::Subvolume> all_;     // the filesystem's subvolumes when the scan began
   uint64_t changed_items_ = 0, changed_calls_ = 0;
-  // Node of (place index, directory inode) in the path table of the scan result being
-  // filled: each directory's path is stored once, not in every file's path.
-  std::map<std::pair<size_t, uint64_t>, uint32_t> directory_nodes_;
+  // A directory of a place, as found for the scan result being filled: whether it is
+  // below the place's top, its path there, and its node in the result's path table. Each
+  // directory's path is worked out and stored once, not for and in every file.
+  struct PlacedDirectory {
+    bool below = false;
+    std::string path;  // relative to the place's top
+    std::optional<uint32_t> node;  // none yet in this result's path table
+  };
+  btrfs::Result<PlacedDirectory*> placed_directory(size_t place, uint64_t dir);
+  std::map<std::pair<size_t, uint64_t>, PlacedDirectory> directory_nodes_;  // (place, dir)
   // read_window()'s position: index into places_ of the subvolume, and its next inode.
   size_t window_place_ = 0;
   uint64_t window_next_ = 0;
