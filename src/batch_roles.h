@@ -23,7 +23,7 @@ enum class BatchRole : uint8_t {
   // it, so this one leaves it out of its figures.
   Settled,
   // A file of a window passed, joined as a source for this window's files: that window
-  // counted it. A pair of earlier twins was planned there, never again here.
+  // counted and planned it, so it is never a destination here (BatchRoles::source_only).
   EarlierTwin,
   // An earlier twin whose whole-file group an earlier window held: a group holding it
   // grows that group and is not counted again.
@@ -57,11 +57,11 @@ class BatchRoles {
   // Another window counts this file: this batch's figures leave it out entirely.
   bool left_out(uint32_t file) const { return of(file) == BatchRole::Settled; }
   bool grouped_before(uint32_t file) const { return of(file) == BatchRole::EarlierGroupedTwin; }
-  // Neither of two earlier twins becomes the other's destination: their pair was planned
-  // (and any refusal met) in an earlier window.
-  bool planned_before(uint32_t a, uint32_t b) const {
-    return counted_before(a) && counted_before(b);
-  }
+  // An earlier window's file is a source for this window's files, never their destination:
+  // that window planned it already (against its other copies, and any refusal was met
+  // there). Planned again, a report run would count its bytes once per later window that
+  // holds a copy, and a dedupe run would move data an earlier window settled.
+  bool source_only(uint32_t file) const { return counted_before(file); }
 
  private:
   std::vector<BatchRole> roles_;

@@ -27,7 +27,8 @@ class ExtentRefCounts {
 };
 
 size_t choose_target_with(const ScanResult& scan, const DuplicateGroup& g,
-                          const ExtentRefCounts& refs, const FileExtentIndex& index) {
+                          const ExtentRefCounts& refs, const FileExtentIndex& index,
+                          const BatchRoles* roles) {
   // Per layout: the references of its first extent, and whether a member is read-only.
   std::map<uint32_t, std::pair<uint64_t, bool>> layout_info;
   const uint64_t first_data = g.data.empty() ? 0 : g.data.front().offset;  // past a hole
@@ -48,7 +49,8 @@ size_t choose_target_with(const ScanResult& scan, const DuplicateGroup& g,
     // order for all of them (the matcher's, earliest file first) keeps whole extents as
     // sources, where the fewest-extents rule would pick each group's source on its own.
     const int64_t extents = g.whole_file ? -static_cast<int64_t>(m.extents) : 0;
-    return std::make_tuple(count, layout_ro, ro, extents, -static_cast<int64_t>(i));
+    const bool earlier = roles && roles->source_only(m.file);
+    return std::make_tuple(earlier, count, layout_ro, ro, extents, -static_cast<int64_t>(i));
   };
   for (size_t i = 1; i < g.members.size(); ++i)
     if (key(i) > key(best)) best = i;
@@ -81,7 +83,7 @@ void add_rounds(const FileExtentIndex& index, uint32_t gi, const GroupMember& ta
 }  // namespace
 
 size_t choose_target(const ScanResult& scan, const DuplicateGroup& group) {
-  return choose_target_with(scan, group, ExtentRefCounts(scan), FileExtentIndex(scan));
+  return choose_target_with(scan, group, ExtentRefCounts(scan), FileExtentIndex(scan), nullptr);
 }
 
 DedupePlan plan_rounds(const ScanResult& scan, const MatchResult& matches,
@@ -95,7 +97,7 @@ DedupePlan plan_rounds(const ScanResult& scan, const MatchResult& matches,
 
   for (uint32_t gi = 0; gi < matches.groups.size(); ++gi) {
     const auto& g = matches.groups[gi];
-    const size_t t = choose_target_with(scan, g, refs, index);
+    const size_t t = choose_target_with(scan, g, refs, index, options.roles);
     const auto& target = g.members[t];
     std::vector<RangeRef> dests;
     std::unordered_set<uint64_t> seen;  // (file, offset) once, even if listed twice
@@ -103,7 +105,7 @@ DedupePlan plan_rounds(const ScanResult& scan, const MatchResult& matches,
       const auto& m = g.members[i];
       if (i == t || m.layout == target.layout) continue;
       if (scan.files[m.file].outside_roots) continue;  // a source only: never written to
-      if (options.roles && options.roles->planned_before(m.file, target.file)) continue;
+      if (options.roles && options.roles->source_only(m.file)) continue;
       if (!options.dedupe_readonly && readonly_subvolume(scan, scan.files[m.file].subvolume)) {
         ++plan.readonly_members_skipped;
         continue;

@@ -2,6 +2,8 @@
 // without a disk.
 //
 // Target (source) choice per group, in order of preference:
+//   0. in a window, an earlier window's file (BatchRoles::source_only): it is never a
+//      destination there, so a group it is in keeps it;
 //   1. the layout whose physical extent is already referenced the most in the scan (so the
 //      extents that stay alive are the ones many files and snapshots hold anyway);
 //   2. a layout with a member in a read-only subvolume, or holding data that read-only
@@ -10,7 +12,8 @@
 //   3. in a whole-file group, the least fragmented member (fewest extents in the range);
 //      partial groups skip this rule, so that all of them keep the matcher's order;
 //   4. the oldest: lowest scan order (stable and deterministic).
-// Destinations are the members whose layout differs from the target's. Members in
+// Destinations are the members whose layout differs from the target's, but for earlier
+// windows' files (role EarlierTwin or EarlierGroupedTwin), which are only sources. Members in
 // read-only subvolumes are never destinations unless allowed, nor are members whose extents
 // read-only snapshots also hold (sharing them would free nothing); members already sharing
 // the target's storage are never touched. Members outside the run's roots are never
@@ -45,9 +48,8 @@ struct PlanOptions {
   uint64_t round_bytes = 16ULL << 20;  // sector multiple
   size_t max_destinations = btrfs::kMaxDedupeDestinations;
   bool dedupe_readonly = false;        // allow destinations in read-only snapshots
-  // The batch's roles (by file index; nullptr: all its own). A pair of earlier windows'
-  // twins was planned in an earlier window already: neither becomes the other's
-  // destination again (no second try of what was refused there).
+  // The batch's roles (by file index; nullptr: all its own): earlier windows' files are
+  // sources only (BatchRoles::source_only).
   const BatchRoles* roles = nullptr;
   // A time-boxed run (--max-runtime): the groups that would share the most bytes first
   // (order_most_valuable_first), so a run cut short has done its most valuable work.
