@@ -16,6 +16,7 @@
 #include "src/run_totals.h"
 #include "support/btrfs_image.h"
 #include "support/shell.h"
+#include "tests/btrfs/tree_search_helpers.h"
 
 namespace btrdedupe::test {
 namespace {
@@ -207,6 +208,56 @@ TEST_F(WindowedRunTest, AReportInWindowsCountsEachGroupOnce) {
   const auto totals = run_totals(windowed);
   EXPECT_GT(windowed.seconds, 0.0);
   EXPECT_DOUBLE_EQ(totals.total_seconds(), windowed.seconds);
+}
+
+// Three copies of one file, each in a window of its own: the first in 2 extents, the second
+// in 3, the third in 1. A whole run keeps the third as the source. The second window pairs
+// the second copy with the first (the source there); the third window holds the first
+// copy (by its whole-file hash) and the second (by its sums' anchors) beside its own. The
+// earlier copies are that window's sources, never its destinations again: a report in
+// windows plans and would free what the whole run does, and a dedupe in windows frees it.
+TEST_F(WindowedRunTest, EarlierCopiesAreSourcesSoAReportPlansWhatAWholeRunDoes) {
+  const std::string data = fs().image_file() + ".frag";
+  sh("head -c 1048576 /dev/urandom > " + shell_quote(data) + " && mkdir " + shell_quote(path("tree/f")));
+  // One O_DIRECT write per extent, each committed before the next.
+  const auto write = [&](const std::string& name, const std::vector<int>& pieces_kib) {
+    int at = 0;
+    for (int kib : pieces_kib) {
+      sh("dd if=" + shell_quote(data) + " of=" + shell_quote(path("tree/f/" + name)) +
+         " bs=" + std::to_string(kib) + "K skip=" + std::to_string(at) + "K seek=" +
+         std::to_string(at) + "K count=1 conv=notrunc oflag=direct,seek_bytes"
+         " iflag=fullblock,skip_bytes status=none && sync");
+      at += kib;
+    }
+    const auto fd = open_or_fail(path("tree/f/" + name));
+    return inode_items(fd.get(), inode_of(path("tree/f/" + name)), BTRFS_EXTENT_DATA_KEY).size();
+  };
+  ASSERT_EQ(write("1", {512, 512}), 2u);
+  ASSERT_EQ(write("2", {256, 256, 512}), 3u);
+  ASSERT_EQ(write("3", {1024}), 1u);
+  sh("rm -f " + shell_quote(data));
+  auto o = options(false);
+  o.paths = {path("tree/f")};
+  const auto whole = run(o);
+  o.window_files = 1;
+  const auto windowed = run(o);
+  ASSERT_FALSE(whole.filesystems.empty());
+  ASSERT_FALSE(windowed.filesystems.empty());
+  const auto& w = whole.filesystems[0];
+  const auto& r = windowed.filesystems[0];
+  EXPECT_EQ(r.windows, 3u);
+  EXPECT_EQ(w.planned_bytes, 2u << 20);
+  EXPECT_EQ(r.planned_bytes, w.planned_bytes);
+  EXPECT_EQ(r.would_free.bytes, w.would_free.bytes);
+  o.dedupe = true;
+  const auto deduped = run(o);
+  ASSERT_FALSE(deduped.filesystems.empty());
+  EXPECT_EQ(deduped.filesystems[0].freed.bytes, w.would_free.bytes);
+  o.dedupe = false;
+  o.window_files = 0;
+  const auto after = run(o);
+  ASSERT_FALSE(after.filesystems.empty());
+  EXPECT_EQ(after.filesystems[0].planned_bytes, 0u);
 }
 
 // Windows take and leave out files by the whole scan's rule, and count what they leave
