@@ -156,9 +156,35 @@ std::string dumped_placeholder(size_t i) {
   return "\"groups\": " + Json(groups_placeholder(i)).dump();
 }
 
-// A string as dump() writes it (escaped; bytes that are not UTF-8 replaced).
-void append_string(std::string& text, const std::string& value) {
-  text += Json(value).dump(-1, ' ', false, Json::error_handler_t::replace);
+// A string as dump() writes it: escaped, and bytes that are not UTF-8 (`utf8` false)
+// replaced, by dump() itself in that rare case.
+void append_string(std::string& text, const std::string& value, bool utf8) {
+  if (!utf8) {
+    text += Json(value).dump(-1, ' ', false, Json::error_handler_t::replace);
+    return;
+  }
+  static const char* digits = "0123456789abcdef";
+  text += '"';
+  for (const char c : value) {
+    switch (c) {
+      case '"': text += "\\\""; break;
+      case '\\': text += "\\\\"; break;
+      case '\b': text += "\\b"; break;
+      case '\f': text += "\\f"; break;
+      case '\n': text += "\\n"; break;
+      case '\r': text += "\\r"; break;
+      case '\t': text += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          text += "\\u00";
+          text += digits[(c >> 4) & 15];
+          text += digits[c & 15];
+        } else {
+          text += c;
+        }
+    }
+  }
+  text += '"';
 }
 
 // One group exactly as dump(2) prints the object {"length", "whole_file", "members": [{"path",
@@ -179,8 +205,9 @@ void append_group(std::string& text, const GroupListing& g, const std::string& i
     for (size_t i = 0; i < g.members.size(); ++i) {
       const auto& m = g.members[i];
       text += in2 + "{\n" + in3 + "\"path\": ";
-      append_string(text, m.path);
-      if (!is_valid_utf8(m.path)) text += ",\n" + in3 + "\"path_hex\": \"" + hex(m.path) + "\"";
+      const bool utf8 = is_valid_utf8(m.path);
+      append_string(text, m.path, utf8);
+      if (!utf8) text += ",\n" + in3 + "\"path_hex\": \"" + hex(m.path) + "\"";
       text += ",\n" + in3 + "\"offset\": " + std::to_string(m.offset);
       text += ",\n" + in3 + "\"layout\": " + std::to_string(m.layout);
       text += ",\n" + in3 + "\"role\": \"";

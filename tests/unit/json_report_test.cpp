@@ -86,7 +86,7 @@ TEST(JsonReport, GroupsAreWrittenOneAtATimeInTheDocumentsOwnLayout) {
   ASSERT_TRUE(first.groups.add(listing(1, "\x01groups of filesystem 1", "not utf-8 \xff")));
   // What the writer must escape as dump() does, a partial group, a member the plan leaves
   // as it is, and a group without members.
-  GroupListing odd = listing(7, "quote \" back\\slash\ttab\nnewline \x7f", "caf\xc3\xa9/\xe2\x82\xac");
+  GroupListing odd = listing(7, "quote \" back\\slash\ttab\nnewline \x7f \x01\x1f\b\f\r", "caf\xc3\xa9/\xe2\x82\xac");
   odd.whole_file = false;
   odd.members.push_back({"unchanged one", 3, 2, false, false});
   ASSERT_TRUE(first.groups.add(odd));
@@ -113,7 +113,7 @@ TEST(JsonReport, GroupsAreWrittenOneAtATimeInTheDocumentsOwnLayout) {
   EXPECT_EQ(groups[501]["members"][0]["path"], "\x01groups of filesystem 1");
   EXPECT_EQ(groups[501]["members"][1]["path_hex"], "6e6f74207574662d3820ff");
   EXPECT_EQ(groups[501]["members"][1]["role"], "destination");
-  EXPECT_EQ(groups[502]["members"][0]["path"], "quote \" back\\slash\ttab\nnewline \x7f");
+  EXPECT_EQ(groups[502]["members"][0]["path"], "quote \" back\\slash\ttab\nnewline \x7f \x01\x1f\b\f\r");
   EXPECT_EQ(groups[502]["whole_file"], false);
   EXPECT_EQ(groups[502]["members"][2]["role"], "unchanged");
   EXPECT_TRUE(groups[503]["members"].empty());
