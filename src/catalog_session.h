@@ -207,7 +207,9 @@ class CatalogSession {
   // fingerprint_incremental()'s steps (src/catalog_twins.cpp): the catalogued twins
   // of the changed files are gathered, then verified against the tree and added.
   struct Candidates;
-  void consider_twins(const std::vector<FileKey>& keys, bool whole, Candidates& c) const;
+  // Takes the candidates among `keys` (the files with one whole-file hash or one anchor);
+  // the number taken from earlier windows.
+  size_t consider_twins(const std::vector<FileKey>& keys, bool whole, Candidates& c) const;
   btrfs::Result<void> put_rows_and_find_twins(const ScanResult& scan,
                                               const FingerprintResult& fp,
                                               const std::vector<bool>& own_wanted,

@@ -104,8 +104,8 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   return fp;
 }
 
-void CatalogSession::consider_twins(const std::vector<FileKey>& keys, bool whole,
-                                    Candidates& c) const {
+size_t CatalogSession::consider_twins(const std::vector<FileKey>& keys, bool whole,
+                                      Candidates& c) const {
   size_t taken = 0, ahead = 0;
   const FileKey* first_taken = nullptr;
   for (const auto& k : keys) {
@@ -131,6 +131,7 @@ void CatalogSession::consider_twins(const std::vector<FileKey>& keys, bool whole
     first_taken = &k;
     ++taken;
   }
+  return taken;
 }
 
 // The rows of the scan's own files (kept until record(), or written now in windows), and
@@ -147,13 +148,18 @@ btrfs::Result<void> CatalogSession::put_rows_and_find_twins(const ScanResult& sc
     if (!own_wanted[i]) continue;
     const auto& f = scan.files[i];
     Fingerprinted entry = fingerprinted(scan, index, fp.files[i], i);
-    size_t rows_with_hash = 0;
+    size_t rows_with_hash = 0, earlier_whole_twins = 0;
     if (entry.row.whole_hash) {
       const auto keys = catalog_->files_with_hash(*entry.row.whole_hash);
       rows_with_hash = keys.size();
-      consider_twins(keys, true, c);
+      earlier_whole_twins = consider_twins(keys, true, c);
     }
-    for (uint64_t h : entry.anchors) consider_twins(catalog_->files_with_anchor(h), false, c);
+    // A window's file with an earlier whole-file twin is in a whole-file group with it,
+    // and the matcher takes no partial match into such a file (src/run_match.h), nor into
+    // an earlier window's file (BatchRoles::source_only): its anchors would only bring
+    // more earlier copies of itself. The files that may partially match look theirs up.
+    if (!(windowed_ && earlier_whole_twins > 0))
+      for (uint64_t h : entry.anchors) consider_twins(catalog_->files_with_anchor(h), false, c);
     if (indexed[i]) continue;
     // Its anchors are those of the rows with its hash: no window finds more through it.
     if (scratch_rows_only() && rows_with_hash >= kScratchRowsPerWholeHash) continue;
