@@ -23,6 +23,16 @@ TEST(DedupePlan, OneRoundPerPairWithTheFirstCopyAsSource) {
   EXPECT_EQ(plan.planned_bytes, 5 * kSector - 10);
 }
 
+// The plan is one round from `source` to `destinations` (file indexes), in that order.
+void expect_one_round(const DedupePlan& plan, uint32_t source,
+                      const std::vector<uint32_t>& destinations) {
+  ASSERT_EQ(plan.rounds.size(), 1u);
+  EXPECT_EQ(plan.rounds[0].source.file, source);
+  std::vector<uint32_t> files;
+  for (const auto& d : plan.rounds[0].destinations) files.push_back(d.file);
+  EXPECT_EQ(files, destinations);
+}
+
 // A window of a windowed run holds its own files and earlier windows' twins of them. The
 // earlier twins were planned in their own window (against each other, say refused by the
 // kernel): they are this window's sources, never its destinations, even where this
@@ -41,27 +51,18 @@ TEST(DedupePlan, EarlierWindowsFilesAreSourcesNeverDestinations) {
   PlanOptions o;
   o.roles = &earlier;
   const auto plan = plan_rounds(fs.scan, m, o);
-  ASSERT_EQ(plan.rounds.size(), 1u);
-  EXPECT_EQ(plan.rounds[0].source.file, a);
-  ASSERT_EQ(plan.rounds[0].destinations.size(), 1u);
-  EXPECT_EQ(plan.rounds[0].destinations[0].file, c);
+  expect_one_round(plan, a, {c});
   EXPECT_EQ(plan.planned_bytes, 4 * kSector);
   // Read whole, the same group has the least fragmented copy as its source and both
   // others as destinations.
   const auto whole = plan_rounds(fs.scan, m, {});
-  ASSERT_EQ(whole.rounds.size(), 1u);
-  EXPECT_EQ(whole.rounds[0].source.file, c);
+  expect_one_round(whole, c, {a, b});
   EXPECT_EQ(whole.planned_bytes, 2 * 4 * kSector);
   // One earlier twin and the window's copy: the twin is the source.
   BatchRoles one = BatchRoles::window(3);
   one.set(a, BatchRole::EarlierTwin);
   o.roles = &one;
-  const auto pair = plan_rounds(fs.scan, m, o);
-  ASSERT_EQ(pair.rounds.size(), 1u);
-  EXPECT_EQ(pair.rounds[0].source.file, a);
-  ASSERT_EQ(pair.rounds[0].destinations.size(), 2u);
-  EXPECT_EQ(pair.rounds[0].destinations[0].file, b);
-  EXPECT_EQ(pair.rounds[0].destinations[1].file, c);
+  expect_one_round(plan_rounds(fs.scan, m, o), a, {b, c});
 }
 
 TEST(DedupePlan, MostReferencedExtentBecomesTheSource) {
