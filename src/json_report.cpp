@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/dedupe_engine.h"
+#include "src/json_group_text.h"
 #include "src/text_report.h"
 
 namespace btrdedupe {
@@ -11,20 +12,10 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string hex(const std::string& bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
-}
-
 // {"path": "..."} plus "path_hex" when the bytes are not UTF-8 (dump() replaces them).
 void put_path(Json& j, const char* key, const std::string& path) {
   j[key] = path;
-  if (!is_valid_utf8(path)) j[std::string(key) + "_hex"] = hex(path);
+  if (!is_valid_utf8(path)) j[std::string(key) + "_hex"] = hex_bytes(path);
 }
 
 Json sharing(const SharingSummary& s) {
@@ -156,69 +147,6 @@ std::string dumped_placeholder(size_t i) {
   return "\"groups\": " + Json(groups_placeholder(i)).dump();
 }
 
-// A string as dump() writes it: escaped, and bytes that are not UTF-8 (`utf8` false)
-// replaced, by dump() itself in that rare case.
-void append_string(std::string& text, const std::string& value, bool utf8) {
-  if (!utf8) {
-    text += Json(value).dump(-1, ' ', false, Json::error_handler_t::replace);
-    return;
-  }
-  static const char* digits = "0123456789abcdef";
-  text += '"';
-  for (const char c : value) {
-    switch (c) {
-      case '"': text += "\\\""; break;
-      case '\\': text += "\\\\"; break;
-      case '\b': text += "\\b"; break;
-      case '\f': text += "\\f"; break;
-      case '\n': text += "\\n"; break;
-      case '\r': text += "\\r"; break;
-      case '\t': text += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          text += "\\u00";
-          text += digits[(c >> 4) & 15];
-          text += digits[c & 15];
-        } else {
-          text += c;
-        }
-    }
-  }
-  text += '"';
-}
-
-// One group exactly as dump(2) prints the object {"length", "whole_file", "members": [{"path",
-// ["path_hex",] "offset", "layout", "role"}]} at `indent`, written straight into `text`: a
-// listing has a few members per group and millions of groups, and building each as a Json
-// object took most of a windowed run's report (1 of 5.5 CPU seconds on 4 copies of
-// linux-source). JsonReport.GroupsAreWrittenOneAtATimeInTheDocumentsOwnLayout holds it to
-// what dump(2) prints.
-void append_group(std::string& text, const GroupListing& g, const std::string& indent) {
-  const std::string in1 = indent + "  ", in2 = in1 + "  ", in3 = in2 + "  ";
-  text += "{\n" + in1 + "\"length\": " + std::to_string(g.length) + ",\n";
-  text += in1 + "\"whole_file\": " + (g.whole_file ? "true" : "false") + ",\n";
-  text += in1 + "\"members\": ";
-  if (g.members.empty()) {
-    text += "[]";
-  } else {
-    text += "[\n";
-    for (size_t i = 0; i < g.members.size(); ++i) {
-      const auto& m = g.members[i];
-      text += in2 + "{\n" + in3 + "\"path\": ";
-      const bool utf8 = is_valid_utf8(m.path);
-      append_string(text, m.path, utf8);
-      if (!utf8) text += ",\n" + in3 + "\"path_hex\": \"" + hex(m.path) + "\"";
-      text += ",\n" + in3 + "\"offset\": " + std::to_string(m.offset);
-      text += ",\n" + in3 + "\"layout\": " + std::to_string(m.layout);
-      text += ",\n" + in3 + "\"role\": \"";
-      text += m.source ? "source" : m.destination ? "destination" : "unchanged";
-      text += "\"\n" + in2 + (i + 1 < g.members.size() ? "},\n" : "}\n");
-    }
-    text += in1 + "]";
-  }
-  text += "\n" + indent + "}";
-}
-
 // The "groups" array as dump(2) would print it at this indent, one group at a time. A read
 // error ends it early; filesystem() has already put that error in the document.
 void write_groups(const FilesystemReport& r, const std::string& indent,
@@ -229,7 +157,7 @@ void write_groups(const FilesystemReport& r, const std::string& indent,
   (void)r.groups.for_each([&](const GroupListing& g) {
     text = first ? "[\n" : ",\n";
     text += inner;
-    append_group(text, g, inner);
+    append_group_json(text, g, inner);
     out(text);
     first = false;
   });
