@@ -16,12 +16,12 @@
 #include "src/run_totals.h"
 #include "support/btrfs_image.h"
 #include "support/shell.h"
-#include "tests/btrfs/tree_search_helpers.h"
+#include "tests/btrfs/cli_fixture.h"
 
 namespace btrdedupe::test {
 namespace {
 
-class WindowedRunTest : public BtrfsTest {
+class WindowedRunTest : public CliTest {
  protected:
   void SetUp() override {
     BtrfsTest::SetUp();
@@ -228,7 +228,8 @@ TEST_F(WindowedRunTest, AReportInWindowsCountsEachGroupOnce) {
 // the second copy with the first (the source there); the third window holds the first
 // copy (by its whole-file hash) and the second (by its sums' anchors) beside its own. The
 // earlier copies are that window's sources, never its destinations again: a report in
-// windows plans and would free what the whole run does, and a dedupe in windows frees it.
+// windows plans and would free what the whole run does, and a dedupe in windows frees it,
+// as `btrfs filesystem df` shows.
 TEST_F(WindowedRunTest, EarlierCopiesAreSourcesSoAReportPlansWhatAWholeRunDoes) {
   const std::string data = fs().image_file() + ".frag";
   sh("head -c 1048576 /dev/urandom > " + shell_quote(data) + " && mkdir " + shell_quote(path("tree/f")));
@@ -259,9 +260,12 @@ TEST_F(WindowedRunTest, EarlierCopiesAreSourcesSoAReportPlansWhatAWholeRunDoes) 
   EXPECT_EQ(w.planned_bytes, 2u << 20);
   o.window_files = 1;
   o.dedupe = true;
+  const uint64_t used_before = data_used();
   const auto deduped = run(o);
   ASSERT_FALSE(deduped.filesystems.empty());
+  EXPECT_GT(w.would_free.bytes, 0u);
   EXPECT_EQ(deduped.filesystems[0].freed.bytes, w.would_free.bytes);
+  EXPECT_EQ(used_before - data_used(), deduped.filesystems[0].freed.bytes);
   o.dedupe = false;
   o.window_files = 0;
   const auto after = run(o);
