@@ -14,6 +14,7 @@
 
 #include <sqlite3.h>
 
+#include <compare>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -53,7 +54,8 @@ struct CatalogFile {
 
 struct FileKey {
   uint64_t subvolume = 0, inode = 0;
-  bool operator==(const FileKey& o) const { return subvolume == o.subvolume && inode == o.inode; }
+  // Key order: by subvolume, then inode, as the files table's primary key sorts.
+  auto operator<=>(const FileKey&) const = default;
 };
 struct FileKeyHash {
   size_t operator()(const FileKey& k) const { return k.subvolume * 0x9E3779B97F4A7C15ULL ^ k.inode; }

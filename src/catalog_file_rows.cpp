@@ -26,10 +26,6 @@ CatalogFile row_of(const Stmt& s, int first) {
   return f;
 }
 
-bool key_less(const FileKey& a, const FileKey& b) {
-  return a.subvolume != b.subvolume ? a.subvolume < b.subvolume : a.inode < b.inode;
-}
-
 }  // namespace
 
 void Catalog::write_memory_rows() const {
@@ -122,7 +118,7 @@ std::vector<FileKey> Catalog::files_with_hash(uint64_t hash) const {
     const FileKey key{as_uint(s.col(0)), as_uint(s.col(1))};
     if (!memory_rows_ || !memory_rows_->find(key)) out.push_back(key);
   }
-  if (held) std::inplace_merge(out.begin(), out.begin() + held, out.end(), key_less);
+  if (held) std::inplace_merge(out.begin(), out.begin() + held, out.end());
   return out;
 }
 
@@ -138,7 +134,7 @@ std::vector<FileKey> Catalog::files_with_anchor(uint64_t hash) const {
   s.bind(1, as_int(hash));
   while (s && s.row()) out.push_back({as_uint(s.col(0)), as_uint(s.col(1))});
   if (held) {
-    std::inplace_merge(out.begin(), out.begin() + held, out.end(), key_less);
+    std::inplace_merge(out.begin(), out.begin() + held, out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
   }
   return out;

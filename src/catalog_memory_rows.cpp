@@ -119,10 +119,7 @@ bool CatalogMemoryRows::set_parent(const FileKey& key, uint64_t parent) {
 }
 
 std::vector<FileKey> CatalogMemoryRows::in_key_order(std::vector<FileKey> keys) {
-  const auto less = [](const FileKey& a, const FileKey& b) {
-    return a.subvolume != b.subvolume ? a.subvolume < b.subvolume : a.inode < b.inode;
-  };
-  std::sort(keys.begin(), keys.end(), less);
+  std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   return keys;
 }
