@@ -3,8 +3,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <queue>
+#include <tuple>
 
 namespace btrdedupe {
 namespace {
@@ -13,10 +17,6 @@ namespace {
 template <typename T>
 bool put(std::FILE* f, const T& v) {
   return std::fwrite(&v, sizeof v, 1, f) == 1;
-}
-template <typename T>
-bool get(std::FILE* f, T& v) {
-  return std::fread(&v, sizeof v, 1, f) == 1;
 }
 
 bool write_listing(std::FILE* f, const GroupListing& g) {
@@ -31,25 +31,91 @@ bool write_listing(std::FILE* f, const GroupListing& g) {
   return ok;
 }
 
-bool read_listing(std::FILE* f, GroupListing& g) {
+// One run of the spill file read through a buffer of its own (pread: the runs are read
+// side by side), so that a merge of many runs holds a buffer each, not the runs.
+class RunReader {
+ public:
+  RunReader(int fd, uint64_t offset, uint64_t end, size_t buffer)
+      : fd_(fd), next_(offset), end_(end), buffer_(buffer) {}
+
+  bool read(void* to, size_t n) {
+    auto* out = static_cast<char*>(to);
+    while (n > 0) {
+      if (left_ == 0 && !fill()) return false;
+      const size_t take = std::min(n, left_);
+      std::memcpy(out, buffer_.data() + at_, take);
+      at_ += take, left_ -= take, out += take, n -= take;
+    }
+    return true;
+  }
+  template <typename T>
+  bool get(T& v) {
+    return read(&v, sizeof v);
+  }
+
+ private:
+  bool fill() {
+    if (left_ > 0) return true;
+    const uint64_t want = std::min<uint64_t>(buffer_.size(), end_ - next_);
+    if (want == 0) return false;
+    const ssize_t got = ::pread(fd_, buffer_.data(), want, static_cast<off_t>(next_));
+    if (got <= 0) return false;
+    next_ += static_cast<uint64_t>(got);
+    at_ = 0, left_ = static_cast<size_t>(got);
+    return true;
+  }
+
+  int fd_;
+  uint64_t next_, end_;
+  std::vector<char> buffer_;
+  size_t at_ = 0, left_ = 0;
+};
+
+bool read_listing(RunReader& in, GroupListing& g) {
   uint8_t whole = 0;
   uint64_t members = 0;
-  if (!get(f, g.length) || !get(f, whole) || !get(f, members)) return false;
+  if (!in.get(g.length) || !in.get(whole) || !in.get(members)) return false;
   g.whole_file = whole != 0;
-  g.members.assign(members, {});
+  g.members.resize(members);
   for (auto& m : g.members) {
     uint64_t length = 0;
     uint8_t roles = 0;
-    if (!get(f, length)) return false;
+    if (!in.get(length)) return false;
     m.path.resize(length);
-    if (std::fread(m.path.data(), 1, length, f) != length || !get(f, m.offset) ||
-        !get(f, m.layout) || !get(f, roles))
+    if (!in.read(m.path.data(), length) || !in.get(m.offset) || !in.get(m.layout) ||
+        !in.get(roles))
       return false;
     m.source = roles & 1;
     m.destination = roles & 2;
   }
   return true;
 }
+
+// What the listings of one source range have in common, in the order they are listed.
+auto source_key(const GroupListing& g) {
+  static const GroupListing::Member none;
+  const GroupListing::Member* key = g.members.empty() ? &none : &g.members.front();
+  for (const auto& m : g.members)
+    if (m.source) {
+      key = &m;
+      break;
+    }
+  return std::make_tuple(~g.length, !g.whole_file, std::string_view(key->path), key->offset);
+}
+
+// Adds the members of `more` that `into` does not list yet.
+void merge_members(GroupListing& into, GroupListing& more) {
+  for (auto& m : more.members) {
+    const bool listed = std::any_of(into.members.begin(), into.members.end(), [&](const auto& x) {
+      return x.offset == m.offset && x.path == m.path;
+    });
+    if (!listed) into.members.push_back(std::move(m));
+  }
+}
+
+// Reading buffers of a merge: 64 KiB a run, less when there are many (at least 4 KiB).
+constexpr size_t kMergeBufferBytes = 4 << 20;
+constexpr size_t kRunBufferBytes = 64 << 10, kSmallestRunBuffer = 4 << 10;
 
 }  // namespace
 
@@ -74,10 +140,9 @@ btrfs::Result<void> GroupListings::add(GroupListing listing) {
     in_memory_.push_back(std::move(listing));
     return {};
   }
-  if (!write_listing(file_.get(), listing))
-    return btrfs::errno_error("writing the group listing to its temporary file");
-  ++spilled_;
-  return {};
+  std::vector<GroupListing> one;
+  one.push_back(std::move(listing));
+  return write_run(one);
 }
 
 btrfs::Result<void> GroupListings::add(std::vector<GroupListing> listings) {
@@ -85,28 +150,87 @@ btrfs::Result<void> GroupListings::add(std::vector<GroupListing> listings) {
     in_memory_ = std::move(listings);
     return {};
   }
-  for (auto& g : listings)
-    if (auto ok = add(std::move(g)); !ok) return ok;
+  if (!file_) {
+    for (auto& g : listings) in_memory_.push_back(std::move(g));
+    return {};
+  }
+  return write_run(listings);
+}
+
+btrfs::Result<void> GroupListings::write_run(std::vector<GroupListing>& listings) {
+  if (listings.empty()) return {};
+  std::stable_sort(listings.begin(), listings.end(),
+                   [](const auto& a, const auto& b) { return source_key(a) < source_key(b); });
+  std::FILE* f = file_.get();
+  const off_t start = ::ftello(f);
+  if (start < 0) return btrfs::errno_error("writing the group listing to its temporary file");
+  for (const auto& g : listings)
+    if (!write_listing(f, g))
+      return btrfs::errno_error("writing the group listing to its temporary file");
+  runs_.push_back({static_cast<uint64_t>(start), listings.size()});
+  spilled_ += listings.size();
   return {};
 }
 
 btrfs::Result<void> GroupListings::for_each(
     const std::function<void(const GroupListing&)>& fn) const {
   for (const auto& g : in_memory_) fn(g);
-  if (!file_ || spilled_ == 0) return {};
+  if (!file_ || runs_.empty()) return {};
   std::FILE* f = file_.get();
-  if (std::fflush(f) != 0 || std::fseek(f, 0, SEEK_SET) != 0)
-    return btrfs::errno_error("reading back the group listing");
-  GroupListing g;
-  for (uint64_t i = 0; i < spilled_; ++i) {
-    if (!read_listing(f, g)) {
-      std::fseek(f, 0, SEEK_END);
-      return btrfs::Error{EIO, "reading back the group listing: " +
-                                   std::to_string(spilled_ - i) + " groups lost"};
+  if (std::fflush(f) != 0) return btrfs::errno_error("reading back the group listing");
+  const off_t end = ::ftello(f);
+  if (end < 0) return btrfs::errno_error("reading back the group listing");
+  const size_t buffer =
+      std::clamp(kMergeBufferBytes / runs_.size(), kSmallestRunBuffer, kRunBufferBytes);
+  struct Head {
+    GroupListing listing;
+    uint64_t left = 0;  // listings of the run after this one
+  };
+  std::vector<RunReader> readers;
+  std::vector<Head> heads(runs_.size());
+  readers.reserve(runs_.size());
+  // The run of the smallest key on top; of equal keys, the earliest run.
+  auto later = [&](size_t a, size_t b) {
+    const auto ka = source_key(heads[a].listing), kb = source_key(heads[b].listing);
+    return ka != kb ? kb < ka : b < a;
+  };
+  std::priority_queue<size_t, std::vector<size_t>, decltype(later)> order(later);
+  uint64_t lost = 0;
+  auto advance = [&](size_t i) {  // false: a read failed
+    if (heads[i].left == 0) return true;
+    --heads[i].left;
+    if (read_listing(readers[i], heads[i].listing)) {
+      order.push(i);
+      return true;
     }
-    fn(g);
+    lost += heads[i].left + 1;
+    heads[i].left = 0;
+    return false;
+  };
+  bool failed = false;
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    const uint64_t run_end = i + 1 < runs_.size() ? runs_[i + 1].offset : static_cast<uint64_t>(end);
+    readers.emplace_back(fileno(f), runs_[i].offset, run_end, buffer);
+    heads[i].left = runs_[i].listings;
+    failed |= !advance(i);
   }
-  std::fseek(f, 0, SEEK_END);  // later listings are appended
+  GroupListing merged;
+  while (!order.empty()) {
+    const size_t i = order.top();
+    order.pop();
+    merged = std::move(heads[i].listing);
+    failed |= !advance(i);
+    while (!order.empty() && source_key(heads[order.top()].listing) == source_key(merged)) {
+      const size_t j = order.top();
+      order.pop();
+      merge_members(merged, heads[j].listing);
+      failed |= !advance(j);
+    }
+    fn(merged);
+  }
+  if (failed)
+    return btrfs::Error{EIO, "reading back the group listing: " + std::to_string(lost) +
+                                 " groups lost"};
   return {};
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -135,6 +136,19 @@ class WindowedRunTest : public CliTest {
     }
     return runs;
   }
+  // The member paths of each whole-file group listed, each group's sorted.
+  static std::multiset<std::vector<std::string>> whole_file_members(const GroupListings& l) {
+    std::multiset<std::vector<std::string>> out;
+    const auto read = l.for_each([&](const GroupListing& g) {
+      if (!g.whole_file) return;
+      std::vector<std::string> paths;
+      for (const auto& m : g.members) paths.push_back(m.path);
+      std::sort(paths.begin(), paths.end());
+      out.insert(paths);
+    });
+    EXPECT_TRUE(read) << read.error().message();
+    return out;
+  }
   uint64_t files_ = 0;
   std::string hashfile_;
 };
@@ -208,8 +222,12 @@ TEST_F(WindowedRunTest, ListedGroupsNameTheSameDestinations) {
 // A report in windows takes one earlier twin per whole-file hash: the third copy's
 // window then holds the first copy's file only, and grows the group the second copy's
 // window counted instead of counting another.
-TEST_F(WindowedRunTest, AReportInWindowsCountsEachGroupOnce) {
-  const auto [whole, windowed] = report_whole_and_in_windows(options(false), 4);
+// Its listing too: each window lists its pair with the first copy, and the listing reads
+// back as the whole run's groups of three.
+TEST_F(WindowedRunTest, AReportInWindowsCountsAndListsEachGroupOnce) {
+  auto o = options(false);
+  o.list_groups = true;
+  const auto [whole, windowed] = report_whole_and_in_windows(o, 4);
   ASSERT_FALSE(whole.filesystems.empty());
   ASSERT_FALSE(windowed.filesystems.empty());
   const auto& w = whole.filesystems[0];
@@ -217,6 +235,10 @@ TEST_F(WindowedRunTest, AReportInWindowsCountsEachGroupOnce) {
   EXPECT_GT(r.windows, 2u);
   EXPECT_EQ(r.whole_file_groups, w.whole_file_groups);
   EXPECT_EQ(w.whole_file_groups, 13u);  // each file with data of c1, with its two copies
+  const auto whole_listed = whole_file_members(w.groups);
+  EXPECT_EQ(whole_listed.size(), 13u);
+  EXPECT_EQ(whole_file_members(r.groups), whole_listed);
+  for (const auto& members : whole_listed) EXPECT_EQ(members.size(), 3u);
   // The capped whole read it began with lies in no phase, but in the run's time.
   const auto totals = run_totals(windowed);
   EXPECT_GT(windowed.seconds, 0.0);

@@ -108,14 +108,16 @@ TEST(JsonReport, GroupsAreWrittenOneAtATimeInTheDocumentsOwnLayout) {
   const auto& groups = j["filesystems"][0]["groups"];
   ASSERT_EQ(groups.size(), 504u);
   EXPECT_EQ(groups[0]["members"][0]["path"], "kept/in memory");
-  EXPECT_EQ(groups[500]["members"][0]["path"], "spilled/499");
-  EXPECT_EQ(groups[500]["length"], 8192 + 499);
-  EXPECT_EQ(groups[501]["members"][0]["path"], "\x01groups of filesystem 1");
-  EXPECT_EQ(groups[501]["members"][1]["path_hex"], "6e6f74207574662d3820ff");
-  EXPECT_EQ(groups[501]["members"][1]["role"], "destination");
-  EXPECT_EQ(groups[502]["members"][0]["path"], "quote \" back\\slash\ttab\nnewline \x7f \x01\x1f\b\f\r");
-  EXPECT_EQ(groups[502]["whole_file"], false);
-  EXPECT_EQ(groups[502]["members"][2]["role"], "unchanged");
+  // The spilled ones come largest length first (GroupListings::for_each).
+  EXPECT_EQ(groups[1]["members"][0]["path"], "spilled/499");
+  EXPECT_EQ(groups[1]["length"], 8192 + 499);
+  EXPECT_EQ(groups[500]["members"][0]["path"], "spilled/0");
+  EXPECT_EQ(groups[501]["members"][0]["path"], "quote \" back\\slash\ttab\nnewline \x7f \x01\x1f\b\f\r");
+  EXPECT_EQ(groups[501]["whole_file"], false);
+  EXPECT_EQ(groups[501]["members"][2]["role"], "unchanged");
+  EXPECT_EQ(groups[502]["members"][0]["path"], "\x01groups of filesystem 1");
+  EXPECT_EQ(groups[502]["members"][1]["path_hex"], "6e6f74207574662d3820ff");
+  EXPECT_EQ(groups[502]["members"][1]["role"], "destination");
   EXPECT_TRUE(groups[503]["members"].empty());
   EXPECT_TRUE(j["filesystems"][0]["error"].is_null());
   EXPECT_TRUE(j["filesystems"][1]["groups"].is_array());
