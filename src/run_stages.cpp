@@ -76,20 +76,22 @@ std::vector<std::pair<uint64_t, uint64_t>> destination_files(const ScanResult& s
 
 }  // namespace
 
-void drop_groups_of_earlier_windows(const BatchRoles& roles, MatchResult& matches) {
+std::vector<bool> drop_groups_of_earlier_windows(const BatchRoles& roles, MatchResult& matches) {
   const auto earlier = [&](const GroupMember& m) { return roles.counted_before(m.file); };
   std::erase_if(matches.groups, [&](const DuplicateGroup& g) {
     return std::all_of(g.members.begin(), g.members.end(), earlier);
   });
   matches.whole_file_groups = matches.partial_groups = 0;
-  for (const auto& g : matches.groups) {
-    const bool grows = std::count_if(g.members.begin(), g.members.end(), earlier) > 1 ||
-                       std::any_of(g.members.begin(), g.members.end(), [&](const GroupMember& m) {
-                         return roles.grouped_before(m.file);
-                       });
-    if (grows) continue;
-    ++(g.whole_file ? matches.whole_file_groups : matches.partial_groups);
+  std::vector<bool> grown(matches.groups.size());
+  for (size_t i = 0; i < matches.groups.size(); ++i) {
+    const auto& g = matches.groups[i];
+    grown[i] = std::count_if(g.members.begin(), g.members.end(), earlier) > 1 ||
+               std::any_of(g.members.begin(), g.members.end(), [&](const GroupMember& m) {
+                 return roles.grouped_before(m.file);
+               });
+    if (!grown[i]) ++(g.whole_file ? matches.whole_file_groups : matches.partial_groups);
   }
+  return grown;
 }
 
 uint64_t count_extents_of(const ScanResult& scan,
@@ -129,7 +131,8 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   auto proof = prove_short_files(scan, fp, matches, readers);
   r.short_file_proofs.add(proof.counts);
   fp.files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
-  if (roles.in_windows()) drop_groups_of_earlier_windows(roles, matches);
+  std::vector<bool> grown;
+  if (roles.in_windows()) grown = drop_groups_of_earlier_windows(roles, matches);
   PlanOptions po;
   po.dedupe_readonly = o.dedupe_readonly;
   po.roles = &roles;
@@ -154,7 +157,12 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   r.whole_file_groups += matches.whole_file_groups;
   r.partial_groups += matches.partial_groups;
   r.planned_bytes += work.plan.planned_bytes;
-  r.planned_rounds += work.plan.rounds.size();
+  // A grown group's rounds share the source an earlier window's rounds did: a whole run
+  // plans the destinations of both in the same rounds.
+  r.planned_rounds += std::count_if(work.plan.rounds.begin(), work.plan.rounds.end(),
+                                    [&](const DedupeRound& round) {
+                                      return round.group >= grown.size() || !grown[round.group];
+                                    });
   r.readonly_ranges_left += work.plan.readonly_members_skipped;
   if (o.list_groups)
     if (auto ok = r.groups.add(list_groups(scan, matches, work.plan)); !ok && r.error.empty())

@@ -50,7 +50,8 @@ uint64_t count_extents_of(const ScanResult& scan,
 // and planned in their own window and go; a group with two earlier twins, or with one an
 // earlier group held (EarlierGroupedTwin), grows a group an earlier window counted and
 // stays, uncounted. The whole-file and partial group counts are those of the rest.
-void drop_groups_of_earlier_windows(const BatchRoles& roles, MatchResult& matches);
+// Returns, for each group that stays, whether it grew an earlier window's group.
+std::vector<bool> drop_groups_of_earlier_windows(const BatchRoles& roles, MatchResult& matches);
 
 // Matches the fingerprinted files of `scan` (and frees their sums), plans the rounds, and
 // adds the figures to `r`. `roles`: what each file is there for (CatalogSession::roles;

@@ -222,8 +222,8 @@ TEST_F(WindowedRunTest, ListedGroupsNameTheSameDestinations) {
 // A report in windows takes one earlier twin per whole-file hash: the third copy's
 // window then holds the first copy's file only, and grows the group the second copy's
 // window counted instead of counting another.
-// Its listing too: each window lists its pair with the first copy, and the listing reads
-// back as the whole run's groups of three.
+// Its rounds and listing too: each window plans and lists its pair with the first copy, and
+// the rounds are counted, and the listing reads back, as the whole run's groups of three.
 TEST_F(WindowedRunTest, AReportInWindowsCountsAndListsEachGroupOnce) {
   auto o = options(false);
   o.list_groups = true;
@@ -235,6 +235,7 @@ TEST_F(WindowedRunTest, AReportInWindowsCountsAndListsEachGroupOnce) {
   EXPECT_GT(r.windows, 2u);
   EXPECT_EQ(r.whole_file_groups, w.whole_file_groups);
   EXPECT_EQ(w.whole_file_groups, 13u);  // each file with data of c1, with its two copies
+  EXPECT_EQ(r.planned_rounds, w.planned_rounds);
   const auto whole_listed = whole_file_members(w.groups);
   EXPECT_EQ(whole_listed.size(), 13u);
   EXPECT_EQ(whole_file_members(r.groups), whole_listed);

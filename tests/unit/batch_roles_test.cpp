@@ -53,8 +53,9 @@ TEST(WindowGroups, GroupsOfEarlierTwinsGoAndGrownGroupsAreNotCountedAgain) {
               group({3, 4}, false)};    // the window's own partial group
   m.whole_file_groups = 4;
   m.partial_groups = 2;
-  drop_groups_of_earlier_windows(roles, m);
+  const auto grown = drop_groups_of_earlier_windows(roles, m);
   ASSERT_EQ(m.groups.size(), 4u);  // only {0, 1} goes: the others still dedupe own files
+  EXPECT_EQ(grown, (std::vector<bool>{false, true, true, false}));
   EXPECT_EQ(m.whole_file_groups, 1u);
   EXPECT_EQ(m.partial_groups, 1u);
 }
