@@ -194,14 +194,40 @@ btrfs::Result<void> CatalogSession::verify_candidates(ScanResult& scan, Candidat
     if (it->second) by_subvolume[subvolume].push_back(inode);
   }
   c.files.clear();
-  for (const auto& [subvolume, inodes] : by_subvolume) {
-    auto read = incremental_->read_each(
-        subvolume, inodes, [&](uint64_t inode, const InodeState* state) -> btrfs::Result<void> {
-          return verify_candidate(scan, subvolume, inode, state, family);
-        });
-    if (!read) return read;
-  }
+  for (const auto& [subvolume, inodes] : by_subvolume)
+    if (auto ok = verify_in_order(scan, subvolume, inodes, family); !ok) return ok;
   return {};
+}
+
+// The candidates of one subvolume in inode order: those an earlier window verified from
+// what it kept (VerifiedTwins), the rest read from the tree together.
+btrfs::Result<void> CatalogSession::verify_in_order(ScanResult& scan, uint64_t subvolume,
+                                                    const std::vector<uint64_t>& inodes,
+                                                    const SnapshotFamily& family) {
+  std::vector<uint64_t> to_read;
+  for (uint64_t inode : inodes)
+    if (!verified_twins_.contains({subvolume, inode})) to_read.push_back(inode);
+  size_t next = 0;  // of `inodes`, the first not verified yet
+  const auto kept_below = [&](uint64_t limit) -> btrfs::Result<void> {
+    for (; next < inodes.size() && inodes[next] < limit; ++next) {
+      const auto state = verified_twins_.find({subvolume, inodes[next]});
+      if (!state) continue;
+      if (auto ok = verify_candidate(scan, subvolume, inodes[next], &*state, family); !ok)
+        return ok;
+    }
+    return {};
+  };
+  auto read = incremental_->read_each(
+      subvolume, to_read, [&](uint64_t inode, const InodeState* state) -> btrfs::Result<void> {
+        if (auto ok = kept_below(inode); !ok) return ok;
+        ++next;  // this one
+        // Past its window, a file is a source only: as read now, it stays.
+        if (state && windowed_ && incremental_->window_passed(subvolume, inode))
+          verified_twins_.keep({subvolume, inode}, *state);
+        return verify_candidate(scan, subvolume, inode, state, family);
+      });
+  if (!read) return read;
+  return kept_below(UINT64_MAX);
 }
 
 // A candidate as read from the tree (`state`; nullptr: gone) joins the scan if its row

@@ -168,6 +168,8 @@ class WindowedRunMemory : public ::testing::Test {
     return out;
   }
 
+  const MemoryTreeSource& source() const { return source_; }
+
   int shared_ = 0;
   bool one_run_ = false;     // each_window(): on the catalog of a run without --hashfile
   bool one_sector_ = false;  // make_copies(): every file one sector (proven by its bytes)
@@ -261,6 +263,44 @@ TEST_F(WindowedRunMemory, AWindowTakesOneEarlierTwinPerContent) {
       EXPECT_EQ(windows[w],
                 (RoleCounts{{BatchRole::Own, 11}, {BatchRole::EarlierGroupedTwin, 10}}))
           << "window " << w;
+  }
+}
+
+// Copy 0's files, verified as twins by copy 1's window, are kept: copies 2 and 3's windows
+// take them again without reading the tree, and the run's figures are those of a run that
+// reads them each time (a budget of 0) and of one window.
+TEST_F(WindowedRunMemory, LaterWindowsTakeTheTwinsAnEarlierOneVerifiedWithoutReadingThemAgain) {
+  make_copies(4, 10);
+  const FilesystemReport one = listing_run(1000);
+  struct Run {
+    FilesystemReport report;
+    uint64_t searches = 0;
+    size_t kept = 0;
+  };
+  const auto run = [&](std::optional<size_t> budget) {
+    JobOptions o = options(11);
+    auto s = session(o, true);
+    if (budget) s->keep_verified_twins(*budget);
+    Run out;
+    const uint64_t before = source().searches();
+    run_windowed(*s, start(*s), o, nullptr, out.report);
+    EXPECT_EQ(out.report.error, "");
+    out.searches = source().searches() - before;
+    out.kept = s->verified_twins_kept();
+    return out;
+  };
+  const Run kept = run(std::nullopt), read = run(0);
+  EXPECT_EQ(kept.kept, 10u);
+  EXPECT_EQ(read.kept, 0u);
+  EXPECT_LT(kept.searches, read.searches);
+  for (const Run* r : {&kept, &read}) {
+    EXPECT_EQ(r->report.windows, 4u);
+    EXPECT_EQ(r->report.files, one.files);
+    EXPECT_EQ(r->report.whole_file_groups, one.whole_file_groups);
+    EXPECT_EQ(r->report.planned_bytes, one.planned_bytes);
+    EXPECT_EQ(r->report.planned_rounds, one.planned_rounds);
+    EXPECT_EQ(r->report.would_free.bytes, one.would_free.bytes);
+    EXPECT_EQ(r->report.before.unique_bytes, one.before.unique_bytes);
   }
 }
 

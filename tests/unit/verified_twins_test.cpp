@@ -1,0 +1,110 @@
+// What a windowed run keeps of the twins its windows verified (src/verified_twins.h).
+#include "src/verified_twins.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace btrdedupe {
+namespace {
+
+InodeState state_of(uint64_t inode, size_t extents, const std::string& name) {
+  InodeState s;
+  s.item.size = 1000003 * inode;
+  s.item.flags = inode % 2 ? btrfs::kInodeNoDataSum : 0;
+  s.item.mode = 0100644;
+  s.item.mtime = {1700000000 + static_cast<int64_t>(inode), 999999999};
+  s.parent = 256 + inode / 10;
+  s.name = name;
+  for (size_t i = 0; i < extents; ++i) {
+    FileExtent e;
+    e.compression = i % 2 ? btrfs::Compression::Zstd : btrfs::Compression::None;
+    e.file_offset = i * 131072;
+    e.length = 131072 - i;
+    e.disk_bytenr = (uint64_t{1} << 40) + i * 4096;
+    e.disk_num_bytes = 131072;
+    e.extent_offset = i * 512;
+    s.extents.push_back(e);
+  }
+  return s;
+}
+
+void expect_same(const InodeState& a, const InodeState& b) {
+  EXPECT_EQ(a.item.size, b.item.size);
+  EXPECT_EQ(a.item.flags, b.item.flags);
+  EXPECT_EQ(a.item.mode, b.item.mode);
+  EXPECT_EQ(a.item.mtime.sec, b.item.mtime.sec);
+  EXPECT_EQ(a.item.mtime.nsec, b.item.mtime.nsec);
+  EXPECT_EQ(a.parent, b.parent);
+  EXPECT_EQ(a.name, b.name);
+  ASSERT_EQ(a.extents.size(), b.extents.size());
+  for (size_t i = 0; i < a.extents.size(); ++i) {
+    const auto &x = a.extents[i], &y = b.extents[i];
+    EXPECT_EQ(x.compression, y.compression) << i;
+    EXPECT_EQ(x.file_offset, y.file_offset) << i;
+    EXPECT_EQ(x.length, y.length) << i;
+    EXPECT_EQ(x.disk_bytenr, y.disk_bytenr) << i;
+    EXPECT_EQ(x.disk_num_bytes, y.disk_num_bytes) << i;
+    EXPECT_EQ(x.extent_offset, y.extent_offset) << i;
+  }
+  EXPECT_EQ(a.passed_over.inline_extents, b.passed_over.inline_extents);
+  EXPECT_EQ(a.passed_over.hole_extents, b.passed_over.hole_extents);
+  EXPECT_EQ(a.passed_over.hole_bytes, b.passed_over.hole_bytes);
+  EXPECT_EQ(a.passed_over.prealloc_bytes, b.passed_over.prealloc_bytes);
+  EXPECT_EQ(a.passed_over.readonly_aliases, b.passed_over.readonly_aliases);
+  EXPECT_TRUE(same_layout(a, b));
+}
+
+TEST(VerifiedTwins, GivesBackWhatVerificationAndPlacementRead) {
+  VerifiedTwins kept(1 << 20);
+  InodeState holes = state_of(7, 3, std::string("not utf-8 \xff\x00 name", 17));
+  holes.passed_over.hole_extents = 2;
+  holes.passed_over.hole_bytes = 8192;
+  holes.passed_over.inline_extents = 1;
+  holes.passed_over.prealloc_bytes = uint64_t{1} << 62;
+  holes.passed_over.readonly_aliases = 3;
+  InodeState odd = state_of(8, 0, "");
+  odd.item.mtime = {-5, 0};  // before 1970
+  ASSERT_TRUE(kept.keep({5, 7}, holes));
+  ASSERT_TRUE(kept.keep({5, 8}, odd));
+  ASSERT_TRUE(kept.keep({6, 7}, state_of(9, 1, "other subvolume")));
+  EXPECT_EQ(kept.files(), 3u);
+  auto a = kept.find({5, 7});
+  ASSERT_TRUE(a);
+  expect_same(*a, holes);
+  auto b = kept.find({5, 8});
+  ASSERT_TRUE(b);
+  expect_same(*b, odd);
+  auto c = kept.find({6, 7});
+  ASSERT_TRUE(c);
+  expect_same(*c, state_of(9, 1, "other subvolume"));
+  EXPECT_FALSE(kept.find({5, 9}));
+  EXPECT_FALSE(kept.contains({7, 7}));
+  EXPECT_TRUE(kept.contains({5, 8}));
+}
+
+TEST(VerifiedTwins, StaysUnderItsBudgetAndKeepsNothingPastIt) {
+  constexpr size_t kBudget = 256 << 10;
+  VerifiedTwins kept(kBudget);
+  uint64_t inode = 1;
+  for (; kept.keep({5, inode}, state_of(inode, 2, "file" + std::to_string(inode))); ++inode)
+    ASSERT_LE(kept.bytes(), kBudget);
+  EXPECT_LE(kept.bytes(), kBudget);
+  // Filled to within a block of its budget, at well under 100 bytes a file of two extents.
+  EXPECT_GT(kept.bytes(), kBudget - (64 << 10));
+  EXPECT_GT(kept.files(), 2000u);
+  EXPECT_FALSE(kept.contains({5, inode}));
+  EXPECT_FALSE(kept.find({5, inode}));
+  expect_same(*kept.find({5, inode - 1}), state_of(inode - 1, 2, "file" + std::to_string(inode - 1)));
+  // A state larger than a block is never kept, whatever the budget.
+  VerifiedTwins large(64 << 20);
+  EXPECT_FALSE(large.keep({5, 1}, state_of(1, 5000, "many extents")));
+  EXPECT_TRUE(large.keep({5, 2}, state_of(2, 50, "some extents")));
+  EXPECT_FALSE(large.contains({5, 1}));
+  VerifiedTwins none(0);
+  EXPECT_FALSE(none.keep({5, 1}, state_of(1, 1, "a")));
+  EXPECT_EQ(none.bytes(), 0u);
+}
+
+}  // namespace
+}  // namespace btrdedupe
