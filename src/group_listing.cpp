@@ -159,13 +159,16 @@ btrfs::Result<void> GroupListings::add(std::vector<GroupListing> listings) {
 
 btrfs::Result<void> GroupListings::write_run(std::vector<GroupListing>& listings) {
   if (listings.empty()) return {};
-  std::stable_sort(listings.begin(), listings.end(),
-                   [](const auto& a, const auto& b) { return source_key(a) < source_key(b); });
+  using Key = decltype(source_key(listings.front()));
+  std::vector<std::pair<Key, uint32_t>> order;  // each key worked out once
+  order.reserve(listings.size());
+  for (uint32_t i = 0; i < listings.size(); ++i) order.emplace_back(source_key(listings[i]), i);
+  std::sort(order.begin(), order.end());  // equal keys stay in the order added
   std::FILE* f = file_.get();
   const off_t start = ::ftello(f);
   if (start < 0) return btrfs::errno_error("writing the group listing to its temporary file");
-  for (const auto& g : listings)
-    if (!write_listing(f, g))
+  for (const auto& [key, i] : order)
+    if (!write_listing(f, listings[i]))
       return btrfs::errno_error("writing the group listing to its temporary file");
   runs_.push_back({static_cast<uint64_t>(start), listings.size()});
   spilled_ += listings.size();
@@ -184,6 +187,7 @@ btrfs::Result<void> GroupListings::for_each(
       std::clamp(kMergeBufferBytes / runs_.size(), kSmallestRunBuffer, kRunBufferBytes);
   struct Head {
     GroupListing listing;
+    decltype(source_key(listing)) key;  // of `listing`
     uint64_t left = 0;  // listings of the run after this one
   };
   std::vector<RunReader> readers;
@@ -191,7 +195,7 @@ btrfs::Result<void> GroupListings::for_each(
   readers.reserve(runs_.size());
   // The run of the smallest key on top; of equal keys, the earliest run.
   auto later = [&](size_t a, size_t b) {
-    const auto ka = source_key(heads[a].listing), kb = source_key(heads[b].listing);
+    const auto &ka = heads[a].key, &kb = heads[b].key;
     return ka != kb ? kb < ka : b < a;
   };
   std::priority_queue<size_t, std::vector<size_t>, decltype(later)> order(later);
@@ -200,6 +204,7 @@ btrfs::Result<void> GroupListings::for_each(
     if (heads[i].left == 0) return true;
     --heads[i].left;
     if (read_listing(readers[i], heads[i].listing)) {
+      heads[i].key = source_key(heads[i].listing);
       order.push(i);
       return true;
     }
@@ -219,8 +224,9 @@ btrfs::Result<void> GroupListings::for_each(
     const size_t i = order.top();
     order.pop();
     merged = std::move(heads[i].listing);
+    const auto key = source_key(merged);
     failed |= !advance(i);
-    while (!order.empty() && source_key(heads[order.top()].listing) == source_key(merged)) {
+    while (!order.empty() && heads[order.top()].key == key) {
       const size_t j = order.top();
       order.pop();
       merge_members(merged, heads[j].listing);
