@@ -157,11 +157,13 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   r.whole_file_groups += matches.whole_file_groups;
   r.partial_groups += matches.partial_groups;
   r.planned_bytes += work.plan.planned_bytes;
-  // A grown group's rounds share the source an earlier window's rounds did: a whole run
-  // plans the destinations of both in the same rounds.
+  // In a report, a grown group's rounds share the source an earlier window's rounds did: a
+  // dedupe run takes these copies in that window's rounds (its first pass gives it them as
+  // ahead twins). In a dedupe run, each of its rounds is a call.
   r.planned_rounds += std::count_if(work.plan.rounds.begin(), work.plan.rounds.end(),
                                     [&](const DedupeRound& round) {
-                                      return round.group >= grown.size() || !grown[round.group];
+                                      return o.dedupe || round.group >= grown.size() ||
+                                             !grown[round.group];
                                     });
   r.readonly_ranges_left += work.plan.readonly_members_skipped;
   if (o.list_groups)
