@@ -224,7 +224,9 @@ btrfs::Result<void> GroupListings::for_each(
     const size_t i = order.top();
     order.pop();
     merged = std::move(heads[i].listing);
-    const auto key = source_key(merged);
+    // Owned: merging may move merged's members, and a short path with them.
+    const auto [length, partial, path, offset] = source_key(merged);
+    const auto key = std::make_tuple(length, partial, std::string(path), offset);
     failed |= !advance(i);
     while (!order.empty() && heads[order.top()].key == key) {
       const size_t j = order.top();
