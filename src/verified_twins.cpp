@@ -10,7 +10,7 @@ namespace {
 constexpr size_t kIndexEntryOverhead = 32;
 
 // Numbers as LEB128 varints: most of a twin's fields are small (sizes, offsets), and a kept
-// file then takes ~50 bytes, not the ~250 of an InodeState.
+// file's record then takes ~50 bytes (~96 with its index entry), not an InodeState's ~250.
 void put(std::vector<uint8_t>& out, uint64_t v) {
   for (; v >= 0x80; v >>= 7) out.push_back(static_cast<uint8_t>(v | 0x80));
   out.push_back(static_cast<uint8_t>(v));
@@ -91,6 +91,7 @@ bool VerifiedTwins::keep(const FileKey& key, const InodeState& state) {
   if (record.size() > kBlockBytes) return false;
   const bool new_block = blocks_.empty() || blocks_.back().size() + record.size() > kBlockBytes;
   if (bytes() + record.size() + (new_block ? kBlockBytes : 0) > budget_) return false;
+  if (new_block && blocks_.size() == kMaxBlocks) return false;  // `at_` addresses no more
   if (new_block) blocks_.emplace_back().reserve(kBlockBytes);
   auto& block = blocks_.back();
   const auto at = static_cast<uint32_t>((blocks_.size() - 1) << 16 | block.size());

@@ -39,7 +39,7 @@ class VerifiedTwins {
   size_t bytes() const;
 
  private:
-  static constexpr size_t kBlockBytes = 64 << 10;
+  static constexpr size_t kBlockBytes = 64 << 10, kMaxBlocks = 64 << 10;
   std::vector<std::vector<uint8_t>> blocks_;  // each reserved kBlockBytes once
   std::unordered_map<FileKey, uint32_t, FileKeyHash> at_;  // block << 16 | offset
   size_t budget_;
