@@ -117,6 +117,85 @@ void merge_members(GroupListing& into, GroupListing& more) {
 constexpr size_t kMergeBufferBytes = 4 << 20;
 constexpr size_t kRunBufferBytes = 64 << 10, kSmallestRunBuffer = 4 << 10;
 
+struct SpilledRun {
+  uint64_t offset = 0, end = 0, listings = 0;
+};
+
+// The sorted runs of a spill file merged: next() gives each source range's listing once,
+// joined from every run that holds it, the earliest run's first.
+class RunMerge {
+ public:
+  RunMerge(int fd, const std::vector<SpilledRun>& runs) : heads_(runs.size()), order_(Later{&heads_}) {
+    const size_t buffer =
+        std::clamp(kMergeBufferBytes / std::max<size_t>(runs.size(), 1), kSmallestRunBuffer,
+                   kRunBufferBytes);
+    readers_.reserve(runs.size());
+    for (size_t i = 0; i < runs.size(); ++i) {
+      readers_.emplace_back(fd, runs[i].offset, runs[i].end, buffer);
+      heads_[i].left = runs[i].listings;
+      advance(i);
+    }
+  }
+
+  RunMerge(const RunMerge&) = delete;  // its order points at its own heads
+  RunMerge& operator=(const RunMerge&) = delete;
+
+  // False: every run is read.
+  bool next(GroupListing& out) {
+    if (order_.empty()) return false;
+    const size_t i = order_.top();
+    order_.pop();
+    out = std::move(heads_[i].listing);
+    // Owned: merging may move out's members, and a short path with them.
+    const auto [length, partial, path, offset] = source_key(out);
+    const auto key = std::make_tuple(length, partial, std::string(path), offset);
+    advance(i);
+    while (!order_.empty() && heads_[order_.top()].key == key) {
+      const size_t j = order_.top();
+      order_.pop();
+      merge_members(out, heads_[j].listing);
+      advance(j);
+    }
+    return true;
+  }
+  // Listings a failed read lost.
+  uint64_t lost() const { return lost_; }
+
+ private:
+  struct Head {
+    GroupListing listing;
+    decltype(source_key(listing)) key;  // of `listing`
+    uint64_t left = 0;                  // listings of the run after this one
+  };
+  // The run of the smallest key on top; of equal keys, the earliest run.
+  struct Later {
+    const std::vector<Head>* heads;
+    bool operator()(size_t a, size_t b) const {
+      const auto &ka = (*heads)[a].key, &kb = (*heads)[b].key;
+      return ka != kb ? kb < ka : b < a;
+    }
+  };
+
+  // The next listing of run i, if any, takes its place in the order.
+  void advance(size_t i) {
+    Head& h = heads_[i];
+    if (h.left == 0) return;
+    --h.left;
+    if (!read_listing(readers_[i], h.listing)) {
+      lost_ += h.left + 1;
+      h.left = 0;
+      return;
+    }
+    h.key = source_key(h.listing);
+    order_.push(i);
+  }
+
+  std::vector<RunReader> readers_;
+  std::vector<Head> heads_;
+  std::priority_queue<size_t, std::vector<size_t>, Later> order_;
+  uint64_t lost_ = 0;
+};
+
 }  // namespace
 
 btrfs::Result<void> GroupListings::spill_to_disk() {
@@ -171,7 +250,6 @@ btrfs::Result<void> GroupListings::write_run(std::vector<GroupListing>& listings
     if (!write_listing(f, listings[i]))
       return btrfs::errno_error("writing the group listing to its temporary file");
   runs_.push_back({static_cast<uint64_t>(start), listings.size()});
-  spilled_ += listings.size();
   return {};
 }
 
@@ -183,63 +261,23 @@ btrfs::Result<void> GroupListings::for_each(
   if (std::fflush(f) != 0) return btrfs::errno_error("reading back the group listing");
   const off_t end = ::ftello(f);
   if (end < 0) return btrfs::errno_error("reading back the group listing");
-  const size_t buffer =
-      std::clamp(kMergeBufferBytes / runs_.size(), kSmallestRunBuffer, kRunBufferBytes);
-  struct Head {
-    GroupListing listing;
-    decltype(source_key(listing)) key;  // of `listing`
-    uint64_t left = 0;  // listings of the run after this one
-  };
-  std::vector<RunReader> readers;
-  std::vector<Head> heads(runs_.size());
-  readers.reserve(runs_.size());
-  // The run of the smallest key on top; of equal keys, the earliest run.
-  auto later = [&](size_t a, size_t b) {
-    const auto &ka = heads[a].key, &kb = heads[b].key;
-    return ka != kb ? kb < ka : b < a;
-  };
-  std::priority_queue<size_t, std::vector<size_t>, decltype(later)> order(later);
-  uint64_t lost = 0;
-  auto advance = [&](size_t i) {  // false: a read failed
-    if (heads[i].left == 0) return true;
-    --heads[i].left;
-    if (read_listing(readers[i], heads[i].listing)) {
-      heads[i].key = source_key(heads[i].listing);
-      order.push(i);
-      return true;
-    }
-    lost += heads[i].left + 1;
-    heads[i].left = 0;
-    return false;
-  };
-  bool failed = false;
-  for (size_t i = 0; i < runs_.size(); ++i) {
-    const uint64_t run_end = i + 1 < runs_.size() ? runs_[i + 1].offset : static_cast<uint64_t>(end);
-    readers.emplace_back(fileno(f), runs_[i].offset, run_end, buffer);
-    heads[i].left = runs_[i].listings;
-    failed |= !advance(i);
-  }
-  GroupListing merged;
-  while (!order.empty()) {
-    const size_t i = order.top();
-    order.pop();
-    merged = std::move(heads[i].listing);
-    // Owned: merging may move merged's members, and a short path with them.
-    const auto [length, partial, path, offset] = source_key(merged);
-    const auto key = std::make_tuple(length, partial, std::string(path), offset);
-    failed |= !advance(i);
-    while (!order.empty() && heads[order.top()].key == key) {
-      const size_t j = order.top();
-      order.pop();
-      merge_members(merged, heads[j].listing);
-      failed |= !advance(j);
-    }
-    fn(merged);
-  }
-  if (failed)
-    return btrfs::Error{EIO, "reading back the group listing: " + std::to_string(lost) +
-                                 " groups lost"};
+  std::vector<SpilledRun> runs;
+  for (size_t i = 0; i < runs_.size(); ++i)
+    runs.push_back({runs_[i].offset,
+                    i + 1 < runs_.size() ? runs_[i + 1].offset : static_cast<uint64_t>(end),
+                    runs_[i].listings});
+  RunMerge merge(fileno(f), runs);
+  for (GroupListing g; merge.next(g);) fn(g);
+  if (merge.lost())
+    return btrfs::Error{EIO, "reading back the group listing: " +
+                                 std::to_string(merge.lost()) + " groups lost"};
   return {};
+}
+
+uint64_t GroupListings::size() const {
+  uint64_t spilled = 0;
+  for (const auto& run : runs_) spilled += run.listings;
+  return in_memory_.size() + spilled;
 }
 
 btrfs::Result<std::vector<GroupListing>> GroupListings::read_all() const {

@@ -54,7 +54,7 @@ class GroupListings {
   // Every listing in memory at once (small listings, tests).
   btrfs::Result<std::vector<GroupListing>> read_all() const;
   // Listings added, before any merge.
-  uint64_t size() const { return in_memory_.size() + spilled_; }
+  uint64_t size() const;
   bool empty() const { return size() == 0; }
 
  private:
@@ -70,7 +70,6 @@ class GroupListings {
   // Shared: a report (and its listings) is copied into the job's result.
   std::shared_ptr<std::FILE> file_;
   std::vector<Run> runs_;  // in file order
-  uint64_t spilled_ = 0;
 };
 
 }  // namespace btrdedupe
