@@ -296,6 +296,43 @@ TEST_F(WindowedRunTest, EarlierCopiesAreSourcesSoAReportPlansWhatAWholeRunDoes) 
   EXPECT_EQ(after.filesystems[0].planned_bytes, 0u);
 }
 
+// Nine copies of one file, a window each. A report takes the first copy as the source of
+// each later copy: the second's window reads it from the tree, the later ones take what
+// that window verified and kept (VerifiedTwins). A dedupe's first window takes copies 2-4
+// ahead, the fifth's window takes the first copy as an earlier twin (read, then kept) and
+// copies 6-8 ahead, and the ninth's takes the first copy from what the fifth's kept. Both
+// plan and free what a whole run does, as btrfs filesystem df shows, and leave nothing.
+TEST_F(WindowedRunTest, LaterWindowsTakeAKeptSourceAndFreeWhatAWholeRunWould) {
+  const std::string nine = path("tree/nine");
+  sh("mkdir " + shell_quote(nine) + " && head -c 1048576 /dev/urandom > " + shell_quote(nine + "/1") +
+     " && for i in $(seq 2 9); do cp --reflink=never " + shell_quote(nine + "/1") + " " +
+     shell_quote(nine) + "/$i; done && sync");
+  auto o = options(false);
+  o.paths = {nine};
+  const auto [whole, windowed] = report_whole_and_in_windows(o, 1);
+  ASSERT_FALSE(whole.filesystems.empty());
+  ASSERT_FALSE(windowed.filesystems.empty());
+  const auto& w = whole.filesystems[0];
+  EXPECT_EQ(windowed.filesystems[0].windows, 9u);
+  EXPECT_EQ(w.planned_bytes, 8u << 20);
+  EXPECT_EQ(windowed.filesystems[0].planned_rounds, w.planned_rounds);
+  o.dedupe = true;
+  o.window_files = 1;
+  const uint64_t used_before = data_used();
+  const auto deduped = run(o);
+  ASSERT_FALSE(deduped.filesystems.empty());
+  const auto& d = deduped.filesystems[0];
+  EXPECT_EQ(d.windows, 9u);
+  EXPECT_EQ(d.dedupe.bytes_deduped, 8u << 20);
+  EXPECT_EQ(d.freed.bytes, w.would_free.bytes);
+  EXPECT_EQ(used_before - data_used(), d.freed.bytes);
+  o.dedupe = false;
+  o.window_files = 0;
+  const auto after = run(o);
+  ASSERT_FALSE(after.filesystems.empty());
+  EXPECT_EQ(after.filesystems[0].planned_bytes, 0u);
+}
+
 // Windows take and leave out files by the whole scan's rule, and count what they leave
 // out as it does: files under --min-size, files --exclude names, inline data.
 TEST_F(WindowedRunTest, WindowsCountWhatTheyLeaveOutAsAWholeRun) {
