@@ -136,6 +136,27 @@ class WindowedRunTest : public CliTest {
     }
     return runs;
   }
+  // `o` deduped in windows of one file: it frees what `whole` (a whole report of the same
+  // paths) said it would, as btrfs filesystem df shows, and a whole run after it plans
+  // nothing. Returns the dedupe's report.
+  JobReport dedupe_in_windows_of_one(JobOptions o, const FilesystemReport& whole) {
+    o.window_files = 1;
+    o.dedupe = true;
+    const uint64_t used_before = data_used();
+    const auto deduped = run(o);
+    if (deduped.filesystems.empty()) return deduped;
+    const auto& d = deduped.filesystems[0];
+    EXPECT_GT(whole.would_free.bytes, 0u);
+    EXPECT_EQ(d.freed.bytes, whole.would_free.bytes);
+    EXPECT_EQ(used_before - data_used(), d.freed.bytes);
+    o.dedupe = false;
+    o.window_files = 0;
+    const auto after = run(o);
+    if (!after.filesystems.empty()) {
+      EXPECT_EQ(after.filesystems[0].planned_bytes, 0u);
+    }
+    return deduped;
+  }
   // The member paths of each whole-file group listed, each group's sorted.
   static std::multiset<std::vector<std::string>> whole_file_members(const GroupListings& l) {
     std::multiset<std::vector<std::string>> out;
@@ -281,19 +302,7 @@ TEST_F(WindowedRunTest, EarlierCopiesAreSourcesSoAReportPlansWhatAWholeRunDoes) 
   const auto& w = whole.filesystems[0];
   EXPECT_EQ(windowed.filesystems[0].windows, 3u);
   EXPECT_EQ(w.planned_bytes, 2u << 20);
-  o.window_files = 1;
-  o.dedupe = true;
-  const uint64_t used_before = data_used();
-  const auto deduped = run(o);
-  ASSERT_FALSE(deduped.filesystems.empty());
-  EXPECT_GT(w.would_free.bytes, 0u);
-  EXPECT_EQ(deduped.filesystems[0].freed.bytes, w.would_free.bytes);
-  EXPECT_EQ(used_before - data_used(), deduped.filesystems[0].freed.bytes);
-  o.dedupe = false;
-  o.window_files = 0;
-  const auto after = run(o);
-  ASSERT_FALSE(after.filesystems.empty());
-  EXPECT_EQ(after.filesystems[0].planned_bytes, 0u);
+  EXPECT_FALSE(dedupe_in_windows_of_one(o, w).filesystems.empty());
 }
 
 // Nine copies of one file, a window each. A report takes the first copy as the source of
@@ -316,21 +325,10 @@ TEST_F(WindowedRunTest, LaterWindowsTakeAKeptSourceAndFreeWhatAWholeRunWould) {
   EXPECT_EQ(windowed.filesystems[0].windows, 9u);
   EXPECT_EQ(w.planned_bytes, 8u << 20);
   EXPECT_EQ(windowed.filesystems[0].planned_rounds, w.planned_rounds);
-  o.dedupe = true;
-  o.window_files = 1;
-  const uint64_t used_before = data_used();
-  const auto deduped = run(o);
+  const auto deduped = dedupe_in_windows_of_one(o, w);
   ASSERT_FALSE(deduped.filesystems.empty());
-  const auto& d = deduped.filesystems[0];
-  EXPECT_EQ(d.windows, 9u);
-  EXPECT_EQ(d.dedupe.bytes_deduped, 8u << 20);
-  EXPECT_EQ(d.freed.bytes, w.would_free.bytes);
-  EXPECT_EQ(used_before - data_used(), d.freed.bytes);
-  o.dedupe = false;
-  o.window_files = 0;
-  const auto after = run(o);
-  ASSERT_FALSE(after.filesystems.empty());
-  EXPECT_EQ(after.filesystems[0].planned_bytes, 0u);
+  EXPECT_EQ(deduped.filesystems[0].windows, 9u);
+  EXPECT_EQ(deduped.filesystems[0].dedupe.bytes_deduped, 8u << 20);
 }
 
 // Windows take and leave out files by the whole scan's rule, and count what they leave
