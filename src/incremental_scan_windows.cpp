@@ -10,6 +10,7 @@
 
 #include "btrfs/tree_source.h"
 #include "src/incremental_scan.h"
+#include "src/inode_count_estimate.h"
 #include "src/scan_admission.h"
 #include "src/tree_warmup.h"
 
@@ -173,36 +174,6 @@ btrfs::Result<void> IncrementalScan::mark_readonly_aliases(ScanResult& out,
   }
   return {};
 }
-
-namespace {
-
-// The highest objectid holding an item in the subvolume's tree (0 when empty or on error):
-// about 64 single-item probes, most on cached nodes.
-uint64_t highest_objectid(btrfs::TreeSource& trees, uint64_t subvolume) {
-  auto first_at = [&](uint64_t x) -> std::optional<uint64_t> {
-    btrfs::SearchKey key;
-    key.tree_id = subvolume;
-    key.min_objectid = x;
-    key.max_objectid = btrfs::kMaxU64 - 1;  // objectids just below: the free space cache
-    auto k = trees.first_key(key);
-    if (!k || !*k) return std::nullopt;
-    return (*k)->objectid;
-  };
-  const auto lo = first_at(0);
-  if (!lo) return 0;
-  uint64_t a = *lo, b = btrfs::kMaxU64 - 256;  // objectids past -256 are reserved ones
-  while (a < b) {
-    const uint64_t mid = a + (b - a) / 2 + 1;
-    if (const auto x = first_at(mid); x && *x <= b) {
-      a = *x;
-    } else {
-      b = mid - 1;
-    }
-  }
-  return a;
-}
-
-}  // namespace
 
 double IncrementalScan::read_fraction() {
   if (places_.empty() || window_place_ >= places_.size()) return 1.0;

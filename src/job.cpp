@@ -1,12 +1,21 @@
 #include "src/job.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <ctime>
 #include <memory>
 #include <optional>
+#include <set>
+#include <utility>
 
 #include "src/catalog_session.h"
+#include "btrfs/fd.h"
+#include "btrfs/subvolume.h"
+#include "btrfs/tree_source.h"
 #include "src/filesystem_run.h"
+#include "src/inode_count_estimate.h"
 #include "src/job_selection.h"
 #include "src/path_scans.h"
 #include "src/run_mode.h"
@@ -57,6 +66,12 @@ class Job {
           report_.path_errors.push_back("no subvolume left to scan on the filesystem of " +
                                         o_.paths.front());
           return;
+        case RunMode::EstimateFiles:
+          facts.files_estimated = true;
+          report_.estimated_files = estimated_files();
+          // A margin for the estimate's spread: near the cap, the capped read tells.
+          facts.estimated_past_cap = report_.estimated_files > o_.whole_run_files / 4 * 5;
+          break;
         case RunMode::Windows:
           if (run_windows()) return;
           facts.windows_declined = true;
@@ -191,6 +206,29 @@ class Job {
     add(std::move(r));
     note_stop();
     return true;
+  }
+
+  // The regular files of the subvolumes the roots are in (nested ones not counted, so it
+  // errs low), as a whole read counts them against its cap; 0 without -r or a selection,
+  // whose roots hold only some of their subvolume's files.
+  uint64_t estimated_files() const {
+    if (!o_.recursive && !flat()) return 0;
+    std::set<std::pair<dev_t, uint64_t>> counted;
+    uint64_t files = 0;
+    const auto count = [&](const std::string& path, std::optional<uint64_t> subvolume) {
+      auto fd = btrfs::Fd::open(path, O_RDONLY | O_DIRECTORY);
+      struct stat st {};
+      if (!fd || ::fstat(fd->get(), &st) != 0) return;
+      const auto id = subvolume ? btrfs::Result<uint64_t>(*subvolume) : btrfs::subvolume_id(fd->get());
+      if (!id || !counted.emplace(st.st_dev, *id).second) return;
+      btrfs::KernelTreeSource trees(fd->get());
+      files += estimate_regular_files(trees, *id);
+    };
+    if (flat())
+      for (const auto& root : selection_->roots) count(o_.paths.front(), root.id);
+    else
+      for (const auto& path : o_.paths) count(path, std::nullopt);
+    return files;
   }
 
   bool too_many_files(const btrfs::Error& e) const {

@@ -165,6 +165,10 @@ struct JobReport {
   // Whole reads capped at JobOptions::whole_run_files that found more files and gave way to
   // windows: their time is in `seconds`, not in a phase.
   uint64_t whole_scans_abandoned = 0;
+  // The regular files the trees hold, estimated from inode numbers (src/inode_count_estimate.h)
+  // before a capped whole read; when well past whole_run_files, the run took windows at once.
+  // 0: not estimated (a hashfile's count, -B, no -r, or the trees could not be searched).
+  uint64_t estimated_files = 0;
   // From run_job's start to its report: the phases (FilesystemReport::seconds) and what
   // lies between them, such as a capped whole read given up for windows, or a window's
   // commit and figures.

@@ -311,7 +311,8 @@ Json json_totals(const JobReport& report) {
               {"read_errors", t.read_errors},
               {"seconds", seconds(t.seconds)},
               {"total_seconds", t.total_seconds()},
-              {"whole_scans_abandoned", report.whole_scans_abandoned}};
+              {"whole_scans_abandoned", report.whole_scans_abandoned},
+              {"estimated_files", report.estimated_files}};
 }
 
 // The dumped document with each filesystem's placeholder replaced by its groups.

@@ -10,6 +10,7 @@ enum class RunMode {
   Unchanged,        // the hashfile says nothing changed since its last run: read no tree
   Incremental,      // ask the hashfile for what changed since (CatalogSession::incremental_scan)
   NothingSelected,  // a flat subvolume selection left no subvolume to scan
+  EstimateFiles,    // estimate the trees' files from inode numbers (inode_count_estimate.h)
   Windows,          // read the trees in windows of files (CatalogSession::windowed_scan)
   WholeCapped,      // read the trees whole, up to JobOptions::whole_run_files (EFBIG past it)
   Whole,            // read the trees whole, however large
@@ -29,6 +30,10 @@ struct RunFacts {
   // The hashfile holds rows of more files than the cap allows (its last whole read was in
   // windows): a capped scan would only find so, at the cost of reading that far first.
   bool catalogued_past_cap = false;
+  bool files_estimated = false;  // EstimateFiles was done (or cannot be: not recursive)
+  // The estimate is well past the cap (a margin over it for the estimate's spread): a
+  // capped scan would only find so, as above.
+  bool estimated_past_cap = false;
 };
 
 // What to try next.

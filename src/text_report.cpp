@@ -20,14 +20,15 @@ class Printer {
     return o_.human ? human_bytes(bytes) : std::to_string(bytes);
   }
 
-  void filesystem(const FilesystemReport& r, const JobOptions& job) const {
+  void filesystem(const FilesystemReport& r, const JobOptions& job,
+                  uint64_t estimated_files) const {
     if (r.catalog.unchanged) {
       if (!o_.quiet)
         std::fprintf(out_, "Nothing changed since the last run recorded in %s: no tree read, "
                      "nothing to do\n", printable_path(job.hashfile).c_str());
       return;
     }
-    if (!o_.quiet) scan_figures(r, job);
+    if (!o_.quiet) scan_figures(r, job, estimated_files);
     if (!r.error.empty() && r.fsid.empty()) {
       std::fprintf(err_, "btrdedupe: %s\n", r.error.c_str());
       return;
@@ -47,7 +48,8 @@ class Printer {
     subvolumes(r, job);
   }
 
-  void scan_figures(const FilesystemReport& r, const JobOptions& job) const {
+  void scan_figures(const FilesystemReport& r, const JobOptions& job,
+                    uint64_t estimated_files) const {
     std::string roots;
     constexpr size_t kRootsShown = 4;  // --all-subvols: one root per subvolume
     for (size_t i = 0; i < r.roots.size() && i < kRootsShown; ++i)
@@ -58,10 +60,16 @@ class Printer {
                  "(%llu tree items in %llu searches, %.2f s)\n",
                  roots.c_str(), ull(r.subvolumes), ull(r.files), ull(r.extents),
                  ull(r.tree_items), ull(r.tree_searches), r.seconds.scan);
-    if (r.windows)
+    if (r.windows) {
+      std::string why = " (more files than a whole run holds)";
+      if (job.window_files)
+        why = " (-B)";
+      else if (estimated_files)
+        why = " (about " + std::to_string(estimated_files) +
+              " files by their inode numbers, more than a whole run holds)";
       std::fprintf(out_, "  read, matched and deduped in %llu windows of %llu files%s\n",
-                   ull(r.windows), ull(r.window_files),
-                   job.window_files ? " (-B)" : " (more files than a whole run holds)");
+                   ull(r.windows), ull(r.window_files), why.c_str());
+    }
     std::fprintf(out_, "  data in regular extents: %s logical, %s distinct, %s allocated on disk "
                  "in %llu extents\n",
                  size(r.before.logical_bytes).c_str(), size(r.before.unique_bytes).c_str(),
@@ -348,7 +356,9 @@ void print_text_report(const JobReport& report, const JobOptions& job,
   for (const auto& e : report.path_errors) std::fprintf(err, "btrdedupe: %s\n", e.c_str());
   if (!o.quiet)
     for (const auto& n : report.notes) std::fprintf(err, "btrdedupe: note: %s\n", n.c_str());
-  for (const auto& fs : report.filesystems) p.filesystem(fs, job);
+  // The estimate's figure, where it (not a capped read given up) chose the windows.
+  const uint64_t estimated = report.whole_scans_abandoned ? 0 : report.estimated_files;
+  for (const auto& fs : report.filesystems) p.filesystem(fs, job, estimated);
   if (!o.quiet && !report.filesystems.empty()) p.summary(report, job);
   if (job.dedupe) std::fputs(summary_line(report).c_str(), out);
   if (null_out) std::fclose(null_out);

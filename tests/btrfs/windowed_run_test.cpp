@@ -366,11 +366,18 @@ TEST_F(WindowedRunTest, WindowsCountWhatTheyLeaveOutAsAWholeRun) {
   EXPECT_EQ(inline_windowed.filesystems[0].excluded, inline_whole.filesystems[0].excluded);
 }
 
+// Past the automatic limit (lowered here) the run takes windows: at once when the inode
+// numbers tell of well more files (here counted exactly: fewer numbers than probes), after
+// a whole read up to the limit when the estimate is near it.
 TEST_F(WindowedRunTest, ATreeLargerThanAWholeRunMayHoldIsReadInWindows) {
   auto o = options(true);
   o.whole_run_files = 10;  // the automatic limit, lowered: 40 files are too many
   const auto r = run(o);
   ASSERT_FALSE(r.filesystems.empty());
+  // The subvolume's regular files, as a whole read counts them against its limit: the
+  // tree's 40 and the two lists of sums and mtimes beside it.
+  EXPECT_EQ(r.estimated_files, files_ + 2);
+  EXPECT_EQ(r.whole_scans_abandoned, 0u);
   EXPECT_EQ(r.filesystems[0].windows, 1u);  // 40 files fit one automatic window
   EXPECT_EQ(r.filesystems[0].files, files_);
   EXPECT_GT(r.filesystems[0].dedupe.bytes_deduped, 0u);
@@ -379,10 +386,21 @@ TEST_F(WindowedRunTest, ATreeLargerThanAWholeRunMayHoldIsReadInWindows) {
   ASSERT_FALSE(again.filesystems.empty());
   EXPECT_EQ(again.filesystems[0].planned_bytes, 0u);
 
+  o.dedupe = false;
+  o.whole_run_files = files_;  // 42 files are too many, but within the estimate's margin
+  const auto near = run(o);
+  ASSERT_FALSE(near.filesystems.empty());
+  EXPECT_EQ(near.whole_scans_abandoned, 1u);
+  EXPECT_EQ(near.filesystems[0].windows, 1u);
+  EXPECT_EQ(near.filesystems[0].files, files_);
+  const auto near_json = nlohmann::json::parse(json_report(near, o, {}));
+  EXPECT_EQ(near_json["totals"]["estimated_files"], files_ + 2);
+
   o.whole_run_files = 1000;  // a limit the tree is well below: no windows
   const auto whole = run(o);
   ASSERT_FALSE(whole.filesystems.empty());
   EXPECT_EQ(whole.filesystems[0].windows, 0u);
+  EXPECT_EQ(whole.whole_scans_abandoned, 0u);
 }
 
 TEST_F(WindowedRunTest, HashfileOfAWindowedRunServesTheNextRuns) {
@@ -543,10 +561,13 @@ TEST_F(WindowedRunTest, NextNightOfABackupPoolIsReadInWindowsAgain) {
   o.recursive = true;
   o.dedupe = true;
   o.hashfile = hashfile_;
-  o.whole_run_files = 10;  // the automatic limit, lowered: 26 files are too many
+  // The automatic limit, lowered: 26 files are too many, though within the margin of the
+  // estimate from inode numbers (which alone would take windows at once).
+  o.whole_run_files = 24;
   const auto first = run(o);
   ASSERT_FALSE(first.filesystems.empty());
   EXPECT_GT(first.filesystems[0].windows, 0u);
+  EXPECT_EQ(first.estimated_files, 26u);
   EXPECT_EQ(first.whole_scans_abandoned, 1u);  // nothing catalogued: read up to the cap first
   const auto first_json = nlohmann::json::parse(json_report(first, o, {}));
   EXPECT_EQ(first_json["totals"]["whole_scans_abandoned"], 1);

@@ -12,6 +12,7 @@ struct Trees {
   bool incremental_possible = false;   // the hashfile gives an incremental scan
   bool windows_possible = true;        // windowed_scan gives a base
   bool more_than_cap = false;          // a capped whole scan stops with EFBIG
+  bool estimated_past_cap = false;     // the inode numbers tell of many more files
 };
 
 // The ways a run tries, in order, until one reads the trees (or ends the run).
@@ -28,6 +29,10 @@ std::vector<RunMode> modes_tried(RunFacts facts, const Trees& trees) {
       case RunMode::Windows:
         if (trees.windows_possible) return tried;
         facts.windows_declined = true;
+        break;
+      case RunMode::EstimateFiles:
+        facts.files_estimated = true;
+        facts.estimated_past_cap = trees.estimated_past_cap;
         break;
       case RunMode::WholeCapped:
         if (!trees.more_than_cap) return tried;
@@ -66,7 +71,7 @@ TEST(RunMode, AnUnchangedHashfileReadsNoTree) {
 TEST(RunMode, UnchangedMeansNothingWithoutAHashfile) {
   RunFacts f = no_hashfile();
   f.unchanged = true;
-  EXPECT_EQ(next_run_mode(f), WholeCapped);
+  EXPECT_EQ(next_run_mode(f), EstimateFiles);
 }
 
 TEST(RunMode, AHashfileTriesAnIncrementalScanFirst) {
@@ -88,15 +93,30 @@ TEST(RunMode, AFlatSelectionOfNoSubvolumeScansNothing) {
 }
 
 TEST(RunMode, AWholeRunIsCappedWhereWindowsCouldFollow) {
-  EXPECT_EQ(modes_tried(no_hashfile(), {}), (std::vector{WholeCapped}));
-  EXPECT_EQ(modes_tried(hashfile(true), {}), (std::vector{Incremental, WholeCapped}));
+  EXPECT_EQ(modes_tried(no_hashfile(), {}), (std::vector{EstimateFiles, WholeCapped}));
+  EXPECT_EQ(modes_tried(hashfile(true), {}),
+            (std::vector{Incremental, EstimateFiles, WholeCapped}));
 }
 
+// Near the cap the estimate cannot tell: the capped scan does, and past it windows follow.
 TEST(RunMode, PastTheCapTheRunTakesWindows) {
   EXPECT_EQ(modes_tried(no_hashfile(), {.more_than_cap = true}),
-            (std::vector{WholeCapped, Windows}));
+            (std::vector{EstimateFiles, WholeCapped, Windows}));
   EXPECT_EQ(modes_tried(hashfile(true), {.more_than_cap = true}),
-            (std::vector{Incremental, WholeCapped, Windows}));
+            (std::vector{Incremental, EstimateFiles, WholeCapped, Windows}));
+}
+
+// An estimate well past the cap takes windows without reading up to the cap first; where
+// windows cannot be taken, the tree is read whole, uncapped, as after a capped scan.
+TEST(RunMode, AnEstimateWellPastTheCapTakesWindowsAtOnce) {
+  const Trees many{.more_than_cap = true, .estimated_past_cap = true};
+  EXPECT_EQ(modes_tried(no_hashfile(), many), (std::vector{EstimateFiles, Windows}));
+  EXPECT_EQ(modes_tried(hashfile(true), many),
+            (std::vector{Incremental, EstimateFiles, Windows}));
+  Trees no_windows = many;
+  no_windows.windows_possible = false;
+  EXPECT_EQ(modes_tried(no_hashfile(), no_windows),
+            (std::vector{EstimateFiles, Windows, Whole}));
 }
 
 // A hashfile whose rows already number more than the cap (its last whole read was in
@@ -113,7 +133,7 @@ TEST(RunMode, AHashfileKnownPastTheCapTakesWindowsAtOnce) {
 
 TEST(RunMode, PastTheCapWithoutWindowsTheRunReadsWholeUncapped) {
   EXPECT_EQ(modes_tried(no_hashfile(), {.windows_possible = false, .more_than_cap = true}),
-            (std::vector{WholeCapped, Windows, Whole}));
+            (std::vector{EstimateFiles, WholeCapped, Windows, Whole}));
 }
 
 TEST(RunMode, WindowsAskedForComeFirstAndUncapped) {
