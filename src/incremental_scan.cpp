@@ -249,11 +249,11 @@ std::vector<uint32_t> IncrementalScan::finish(ScanResult& out) {
   for (size_t i = 0; i < places_.size(); ++i) rank.emplace(places_[i].subvolume, i);
   std::vector<uint32_t> order(out.files.size());  // new position -> old index
   std::iota(order.begin(), order.end(), 0u);
-  auto key = [&](uint32_t i) {
-    const auto& f = out.files[i];
-    return std::make_tuple(f.root, rank[f.subvolume], f.inode);
-  };
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+  // Each file's key worked out once, not twice per comparison (a map lookup each).
+  std::vector<std::tuple<uint32_t, size_t, uint64_t>> keys;
+  keys.reserve(out.files.size());
+  for (const auto& f : out.files) keys.emplace_back(f.root, rank[f.subvolume], f.inode);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
   std::vector<uint32_t> where(order.size());
   for (uint32_t i = 0; i < order.size(); ++i) where[order[i]] = i;
   std::vector<ScannedFile> files;
