@@ -10,10 +10,10 @@
 #include <set>
 #include <utility>
 
-#include "src/catalog_session.h"
 #include "btrfs/fd.h"
 #include "btrfs/subvolume.h"
 #include "btrfs/tree_source.h"
+#include "src/catalog_session.h"
 #include "src/filesystem_run.h"
 #include "src/inode_count_estimate.h"
 #include "src/job_selection.h"
@@ -219,7 +219,8 @@ class Job {
       auto fd = btrfs::Fd::open(path, O_RDONLY | O_DIRECTORY);
       struct stat st {};
       if (!fd || ::fstat(fd->get(), &st) != 0) return;
-      const auto id = subvolume ? btrfs::Result<uint64_t>(*subvolume) : btrfs::subvolume_id(fd->get());
+      const auto id =
+          subvolume ? btrfs::Result<uint64_t>(*subvolume) : btrfs::subvolume_id(fd->get());
       if (!id || !counted.emplace(st.st_dev, *id).second) return;
       btrfs::KernelTreeSource trees(fd->get());
       files += estimate_regular_files(trees, *id);
