@@ -14,21 +14,27 @@ namespace btrdedupe {
 namespace {
 
 // Fixed-width fields in native order: the file never outlives the process that wrote it.
+// A run is encoded into a buffer written out in pieces of kEncodeBufferBytes: a window's
+// run is ~100,000 small fields, and a stdio call each cost more than the encoding; the
+// bound keeps a run's bytes from being held a second time whole.
+constexpr size_t kEncodeBufferBytes = 256 << 10;
 template <typename T>
-bool put(std::FILE* f, const T& v) {
-  return std::fwrite(&v, sizeof v, 1, f) == 1;
+void put(std::string& out, const T& v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
 }
 
-bool write_listing(std::FILE* f, const GroupListing& g) {
-  bool ok = put(f, g.length) && put(f, static_cast<uint8_t>(g.whole_file)) &&
-            put(f, static_cast<uint64_t>(g.members.size()));
+void encode_listing(std::string& out, const GroupListing& g) {
+  put(out, g.length);
+  put(out, static_cast<uint8_t>(g.whole_file));
+  put(out, static_cast<uint64_t>(g.members.size()));
   for (const auto& m : g.members) {
     const uint8_t roles = (m.source ? 1 : 0) | (m.destination ? 2 : 0);
-    ok = ok && put(f, static_cast<uint64_t>(m.path.size())) &&
-         std::fwrite(m.path.data(), 1, m.path.size(), f) == m.path.size() && put(f, m.offset) &&
-         put(f, m.layout) && put(f, roles);
+    put(out, static_cast<uint64_t>(m.path.size()));
+    out.append(m.path);
+    put(out, m.offset);
+    put(out, m.layout);
+    put(out, roles);
   }
-  return ok;
 }
 
 // One run of the spill file read through a buffer of its own (pread: the runs are read
@@ -246,9 +252,18 @@ btrfs::Result<void> GroupListings::write_run(std::vector<GroupListing>& listings
   std::FILE* f = file_.get();
   const off_t start = ::ftello(f);
   if (start < 0) return btrfs::errno_error("writing the group listing to its temporary file");
-  for (const auto& [key, i] : order)
-    if (!write_listing(f, listings[i]))
+  std::string encoded;
+  auto flush = [&] {
+    const bool ok = std::fwrite(encoded.data(), 1, encoded.size(), f) == encoded.size();
+    encoded.clear();
+    return ok;
+  };
+  for (const auto& [key, i] : order) {
+    encode_listing(encoded, listings[i]);
+    if (encoded.size() >= kEncodeBufferBytes && !flush())
       return btrfs::errno_error("writing the group listing to its temporary file");
+  }
+  if (!flush()) return btrfs::errno_error("writing the group listing to its temporary file");
   runs_.push_back({static_cast<uint64_t>(start), listings.size()});
   return {};
 }
