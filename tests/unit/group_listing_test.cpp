@@ -138,5 +138,26 @@ TEST(GroupListings, ManyRunsMergeWithSmallBuffers) {
   }
 }
 
+// A window's run is written in pieces of a bounded buffer: one run of several MiB, its
+// groups and their members crossing the pieces' edges, reads back whole and in order.
+TEST(GroupListings, ARunLargerThanItsWriteBufferReadsBackWhole) {
+  GroupListings l;
+  ASSERT_TRUE(l.spill_to_disk());
+  constexpr size_t kGroups = 3000;
+  std::vector<GroupListing> run;
+  for (size_t i = 0; i < kGroups; ++i) {
+    const std::string name(1000 + i % 7, static_cast<char>('a' + i % 26));
+    run.push_back(group(4096 * (i + 1), true,
+                        {member("src/" + std::to_string(i) + name, i, true),
+                         member("dst/" + std::to_string(i), 0, false)}));
+  }
+  ASSERT_TRUE(l.add(run));
+  std::vector<GroupListing> seen;
+  ASSERT_TRUE(l.for_each([&](const GroupListing& g) { seen.push_back(g); }));
+  ASSERT_EQ(seen.size(), kGroups);
+  for (size_t k = 0; k < kGroups; ++k)  // largest length first
+    EXPECT_TRUE(same(seen[k], run[kGroups - 1 - k])) << k;
+}
+
 }  // namespace
 }  // namespace btrdedupe
