@@ -104,6 +104,10 @@ class IncrementalScan {
   // single-item probes). An estimate for progress lines: inode numbers are not spread
   // evenly over files, so it is only as good as that.
   double read_fraction();
+  // The regular files a whole read of the places would count against its cap, estimated
+  // from inode numbers (files_held_at_once of estimate_regular_files, each subvolume once):
+  // nested subvolumes count, as the whole read reaches them.
+  uint64_t estimated_files();
   // Starts read_window() again at the first file: a second pass over the same trees.
   void rewind_windows() {
     window_place_ = 0;

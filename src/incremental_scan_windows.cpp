@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "btrfs/tree_source.h"
@@ -187,6 +188,20 @@ double IncrementalScan::read_fraction() {
     within = std::min(1.0, static_cast<double>(window_next_ - kFirstInode) /
                                static_cast<double>(it->second - kFirstInode));
   return (static_cast<double>(window_place_) + within) / static_cast<double>(places_.size());
+}
+
+uint64_t IncrementalScan::estimated_files() {
+  std::vector<SubvolumeFiles> subvolumes;
+  std::set<uint64_t> counted;
+  for (const Place& p : places_) {
+    if (!counted.insert(p.subvolume).second) continue;
+    const auto sv = std::find_if(all_.begin(), all_.end(),
+                                 [&](const btrfs::Subvolume& s) { return s.id == p.subvolume; });
+    const bool readonly = sv != all_.end() && sv->readonly;
+    subvolumes.push_back({estimate_regular_files(*trees_, p.subvolume),
+                          readonly && options_.fold_readonly_aliases});
+  }
+  return files_held_at_once(subvolumes);
 }
 
 }  // namespace btrdedupe

@@ -66,4 +66,16 @@ uint64_t estimate_regular_files(btrfs::TreeSource& trees, uint64_t subvolume,
   return static_cast<uint64_t>(static_cast<long double>(regular) * span / n + 0.5L);
 }
 
+uint64_t files_held_at_once(const std::vector<SubvolumeFiles>& subvolumes) {
+  uint64_t kept = 0, largest_folding = 0;
+  for (const auto& s : subvolumes) {
+    if (s.folds) {
+      largest_folding = std::max(largest_folding, s.files);
+    } else {
+      kept += s.files;
+    }
+  }
+  return std::max(kept, largest_folding);
+}
+
 }  // namespace btrdedupe

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "btrfs/tree_source.h"
 
@@ -33,5 +34,18 @@ uint64_t highest_objectid(btrfs::TreeSource& trees, uint64_t subvolume);
 // them against its cap).
 uint64_t estimate_regular_files(btrfs::TreeSource& trees, uint64_t subvolume,
                                 unsigned probes = kEstimateProbes);
+
+// One subvolume a whole read would reach, estimated: its regular files, and whether its
+// files fold into others' (a read-only snapshot, when the run folds them).
+struct SubvolumeFiles {
+  uint64_t files = 0;
+  bool folds = false;
+};
+
+// What a whole read of `subvolumes` would count against its cap, erring low: it keeps every
+// file of the subvolumes that do not fold, and counts a folding snapshot's files while it
+// reads that tree (keeping then only those that did not fold), so it reaches at least the
+// larger of the two.
+uint64_t files_held_at_once(const std::vector<SubvolumeFiles>& subvolumes);
 
 }  // namespace btrdedupe

@@ -1,21 +1,15 @@
 #include "src/job.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <ctime>
 #include <memory>
 #include <optional>
-#include <set>
 #include <utility>
 
-#include "btrfs/fd.h"
 #include "btrfs/subvolume.h"
-#include "btrfs/tree_source.h"
 #include "src/catalog_session.h"
 #include "src/filesystem_run.h"
-#include "src/inode_count_estimate.h"
+#include "src/incremental_scan.h"
 #include "src/job_selection.h"
 #include "src/path_scans.h"
 #include "src/run_mode.h"
@@ -208,27 +202,24 @@ class Job {
     return true;
   }
 
-  // The regular files of the subvolumes the roots are in (nested ones not counted, so it
-  // errs low), as a whole read counts them against its cap; 0 without -r or a selection,
-  // whose roots hold only some of their subvolume's files.
+  // The regular files of the subvolumes a whole read would reach (nested ones included,
+  // read-only snapshots by files_held_at_once's rule), as it counts them against its cap;
+  // 0 without -r or a selection, whose roots hold only some of their subvolume's files.
   uint64_t estimated_files() const {
     if (!o_.recursive && !flat()) return 0;
-    std::set<std::pair<dev_t, uint64_t>> counted;
+    ScanResult places;  // roots and subvolumes only: no file is read
+    auto scan = flat() ? IncrementalScan::of_subvolumes(o_.paths.front(), selection_->roots,
+                                                        scan_options_, places)
+                       : IncrementalScan::of_roots(o_.paths, scan_options_, places);
+    if (scan && *scan) return (*scan)->estimated_files();
+    if (flat()) return 0;
+    // Roots on several filesystems, or a file among them: each directory by itself.
     uint64_t files = 0;
-    const auto count = [&](const std::string& path, std::optional<uint64_t> subvolume) {
-      auto fd = btrfs::Fd::open(path, O_RDONLY | O_DIRECTORY);
-      struct stat st {};
-      if (!fd || ::fstat(fd->get(), &st) != 0) return;
-      const auto id =
-          subvolume ? btrfs::Result<uint64_t>(*subvolume) : btrfs::subvolume_id(fd->get());
-      if (!id || !counted.emplace(st.st_dev, *id).second) return;
-      btrfs::KernelTreeSource trees(fd->get());
-      files += estimate_regular_files(trees, *id);
-    };
-    if (flat())
-      for (const auto& root : selection_->roots) count(o_.paths.front(), root.id);
-    else
-      for (const auto& path : o_.paths) count(path, std::nullopt);
+    for (const auto& path : o_.paths) {
+      ScanResult one;
+      auto single = IncrementalScan::of_roots({path}, scan_options_, one);
+      if (single && *single) files += (*single)->estimated_files();
+    }
     return files;
   }
 

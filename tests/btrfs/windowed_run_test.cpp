@@ -403,6 +403,32 @@ TEST_F(WindowedRunTest, ATreeLargerThanAWholeRunMayHoldIsReadInWindows) {
   EXPECT_EQ(whole.whole_scans_abandoned, 0u);
 }
 
+// A root that is a directory of subvolumes (copies, a backup pool) holds no file of its
+// own: the estimate counts the nested subvolumes a whole read would reach, so the run
+// takes windows at once instead of reading up to the limit for nothing.
+TEST_F(WindowedRunTest, NestedSubvolumesCountInTheEstimateOfTheFiles) {
+  const std::string pool = shell_quote(path(""));
+  sh("cd " + pool + " && btrfs -q subvolume create pool && for s in s1 s2; do"
+     " btrfs -q subvolume create pool/$s && cp -r --reflink=never tree/c1 pool/$s/; done"
+     " && btrfs -q subvolume snapshot -r pool/s1 pool/s1-snap && sync");
+  JobOptions o;
+  o.paths = {path("pool")};
+  o.recursive = true;
+  o.whole_run_files = 10;  // lowered: 2 x 13 files, and a snapshot of 13 that folds
+  const auto r = run(o);
+  ASSERT_FALSE(r.filesystems.empty());
+  EXPECT_EQ(r.estimated_files, 2u * 13);
+  EXPECT_EQ(r.whole_scans_abandoned, 0u);
+  EXPECT_GT(r.filesystems[0].windows, 0u);
+  o.whole_run_files = kWholeRunFiles;
+  const auto whole = run(o);
+  ASSERT_FALSE(whole.filesystems.empty());
+  EXPECT_EQ(whole.filesystems[0].windows, 0u);
+  EXPECT_EQ(r.filesystems[0].files, whole.filesystems[0].files);
+  EXPECT_EQ(r.filesystems[0].planned_bytes, whole.filesystems[0].planned_bytes);
+  EXPECT_GT(whole.filesystems[0].planned_bytes, 0u);
+}
+
 TEST_F(WindowedRunTest, HashfileOfAWindowedRunServesTheNextRuns) {
   auto o = windowed_on_hashfile(true);
   const auto first = run(o);

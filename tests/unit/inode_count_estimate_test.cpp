@@ -62,5 +62,17 @@ TEST_F(InodeCountEstimate, AnEmptyTreeHasNone) {
   EXPECT_EQ(estimate_regular_files(source, kSub, 0), 0u);
 }
 
+// A directory of subvolumes (copies, a backup pool): a whole read keeps every writable
+// one's files, and reaches a read-only snapshot's count while it reads that tree.
+TEST(FilesHeldAtOnce, KeptSubvolumesAddUpAndTheLargestFoldingSnapshotBoundsFromBelow) {
+  EXPECT_EQ(files_held_at_once({}), 0u);
+  EXPECT_EQ(files_held_at_once({{100, false}, {200, false}, {50, false}}), 350u);
+  // Snapshots of a 100-file tree: most of their files fold into it, so they add nothing.
+  EXPECT_EQ(files_held_at_once({{100, false}, {100, true}, {90, true}}), 100u);
+  // A snapshot larger than what is kept (its origin was emptied since).
+  EXPECT_EQ(files_held_at_once({{10, false}, {400, true}, {300, true}}), 400u);
+  EXPECT_EQ(files_held_at_once({{0, false}, {30, true}}), 30u);
+}
+
 }  // namespace
 }  // namespace btrdedupe::test
