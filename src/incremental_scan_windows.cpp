@@ -191,16 +191,16 @@ double IncrementalScan::read_fraction() {
 }
 
 uint64_t IncrementalScan::estimated_files() {
+  std::set<uint64_t> folding;  // a pool may hold thousands of snapshots: looked up once
+  if (options_.fold_readonly_aliases)
+    for (const auto& sv : all_)
+      if (sv.readonly) folding.insert(sv.id);
   std::vector<SubvolumeFiles> subvolumes;
   std::set<uint64_t> counted;
-  for (const Place& p : places_) {
-    if (!counted.insert(p.subvolume).second) continue;
-    const auto sv = std::find_if(all_.begin(), all_.end(),
-                                 [&](const btrfs::Subvolume& s) { return s.id == p.subvolume; });
-    const bool readonly = sv != all_.end() && sv->readonly;
-    subvolumes.push_back({estimate_regular_files(*trees_, p.subvolume),
-                          readonly && options_.fold_readonly_aliases});
-  }
+  for (const Place& p : places_)
+    if (counted.insert(p.subvolume).second)
+      subvolumes.push_back({estimate_regular_files(*trees_, p.subvolume),
+                            folding.count(p.subvolume) > 0});
   return files_held_at_once(subvolumes);
 }
 

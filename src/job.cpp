@@ -2,9 +2,12 @@
 
 #include <cerrno>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "btrfs/subvolume.h"
 #include "src/catalog_session.h"
@@ -208,14 +211,22 @@ class Job {
   uint64_t estimated_files() const {
     if (!o_.recursive && !flat()) return 0;
     ScanResult places;  // roots and subvolumes only: no file is read
-    auto scan = flat() ? IncrementalScan::of_subvolumes(o_.paths.front(), selection_->roots,
-                                                        scan_options_, places)
-                       : IncrementalScan::of_roots(o_.paths, scan_options_, places);
-    if (scan && *scan) return (*scan)->estimated_files();
-    if (flat()) return 0;
-    // Roots on several filesystems, or a file among them: each directory by itself.
-    uint64_t files = 0;
+    if (flat()) {
+      auto scan = IncrementalScan::of_subvolumes(o_.paths.front(), selection_->roots,
+                                                 scan_options_, places);
+      return scan && *scan ? (*scan)->estimated_files() : 0;
+    }
+    // A root that is a file holds one file; the directories are estimated together, so a
+    // subvolume two of them reach counts once.
+    std::vector<std::string> directories;
     for (const auto& path : o_.paths) {
+      std::error_code error;
+      if (std::filesystem::is_directory(path, error)) directories.push_back(path);
+    }
+    auto scan = IncrementalScan::of_roots(directories, scan_options_, places);
+    if (scan && *scan) return (*scan)->estimated_files();
+    uint64_t files = 0;  // directories on several filesystems: each by itself
+    for (const auto& path : directories) {
       ScanResult one;
       auto single = IncrementalScan::of_roots({path}, scan_options_, one);
       if (single && *single) files += (*single)->estimated_files();

@@ -427,6 +427,12 @@ TEST_F(WindowedRunTest, NestedSubvolumesCountInTheEstimateOfTheFiles) {
   EXPECT_EQ(r.filesystems[0].files, whole.filesystems[0].files);
   EXPECT_EQ(r.filesystems[0].planned_bytes, whole.filesystems[0].planned_bytes);
   EXPECT_GT(whole.filesystems[0].planned_bytes, 0u);
+
+  // A subvolume reached from two roots counts once, a file among the roots too.
+  o.paths = {path("pool"), path("pool/s1"), path("pool/s2/c1/half")};
+  o.whole_run_files = 10;
+  const auto overlapping = run(o);
+  EXPECT_EQ(overlapping.estimated_files, 2u * 13);
 }
 
 TEST_F(WindowedRunTest, HashfileOfAWindowedRunServesTheNextRuns) {
