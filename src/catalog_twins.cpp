@@ -67,7 +67,6 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   if (!fp) return fp.error();
   stats.files_changed = scan.files.size();
 
-  const uint16_t cs = scan.fs.csum_size;
   Candidates candidates;
   for (const auto& f : scan.files) candidates.in_scan.insert({f.subvolume, f.inode});
   candidates.ahead_bound = kAheadTwinsPerWindowFile * scan.files.size();
@@ -93,12 +92,7 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   }
   mark_ahead(scan, order, changed, candidates.ahead_keys);
   if (stats.candidates == 0) return fp;
-  auto more = btrdedupe::fingerprint(scan, {}, &wanted, read_threads_, csums_);
-  if (!more) return more.error();
-  fp->files = FileSumsTable::gather(order.size(), cs, [&](size_t i) {
-    return wanted[i] ? more->files[i] : fp->files[order[i]];
-  });
-  fp->stats.add(more->stats);
+  if (auto ok = sum_twins(scan, order, wanted, *fp); !ok) return ok.error();
   for (uint32_t i = 0; i < order.size(); ++i) {
     if (!wanted[i]) continue;
     const auto known = twin_short_hashes_.find({scan.files[i].subvolume, scan.files[i].inode});
@@ -106,6 +100,31 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   }
   twin_short_hashes_.clear();
   return fp;
+}
+
+// The twins' sums (`wanted`, in the order finish() gave) join the scan's own in `fp`: those
+// an earlier window kept from the verified twins' table, the rest read now and kept there
+// when their file's window has passed.
+btrfs::Result<void> CatalogSession::sum_twins(const ScanResult& scan,
+                                              const std::vector<uint32_t>& order,
+                                              const std::vector<bool>& wanted,
+                                              FingerprintResult& fp) {
+  const auto key = [&](size_t i) { return FileKey{scan.files[i].subvolume, scan.files[i].inode}; };
+  std::vector<std::optional<FileSumsView>> kept(order.size());
+  std::vector<bool> to_read = wanted;
+  for (size_t i = 0; i < order.size(); ++i)
+    if (wanted[i] && (kept[i] = verified_twins_.find_sums(key(i)))) to_read[i] = false;
+  auto more = btrdedupe::fingerprint(scan, {}, &to_read, read_threads_, csums_);
+  if (!more) return more.error();
+  fp.files = FileSumsTable::gather(order.size(), scan.fs.csum_size, [&](size_t i) {
+    return !wanted[i] ? fp.files[order[i]] : kept[i] ? *kept[i] : more->files[i];
+  });
+  fp.stats.add(more->stats);
+  for (size_t i = 0; i < order.size(); ++i)
+    if (to_read[i] && windowed_ && incremental_->window_passed(scan.files[i].subvolume,
+                                                               scan.files[i].inode))
+      verified_twins_.keep_sums(key(i), fp.files[i]);
+  return {};
 }
 
 size_t CatalogSession::consider_twins(const std::vector<FileKey>& keys, bool whole,

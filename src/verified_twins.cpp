@@ -82,28 +82,62 @@ InodeState decode(const uint8_t* in) {
 
 size_t VerifiedTwins::bytes() const {
   return blocks_.size() * kBlockBytes +
-         at_.size() * (sizeof(FileKey) + sizeof(uint32_t) + kIndexEntryOverhead);
+         at_.size() * (sizeof(FileKey) + sizeof(Places) + kIndexEntryOverhead);
 }
 
-bool VerifiedTwins::keep(const FileKey& key, const InodeState& state) {
-  if (at_.count(key)) return true;
-  const std::vector<uint8_t> record = encode(state);
-  if (record.size() > kBlockBytes) return false;
+uint32_t VerifiedTwins::append(const std::vector<uint8_t>& record) {
+  if (record.size() > kBlockBytes) return kNone;
   const bool new_block = blocks_.empty() || blocks_.back().size() + record.size() > kBlockBytes;
-  if (bytes() + record.size() + (new_block ? kBlockBytes : 0) > budget_) return false;
-  if (new_block && blocks_.size() == kMaxBlocks) return false;  // `at_` addresses no more
+  if (bytes() + record.size() + (new_block ? kBlockBytes : 0) > budget_) return kNone;
+  if (new_block && blocks_.size() == kMaxBlocks) return kNone;  // no place addresses more
   if (new_block) blocks_.emplace_back().reserve(kBlockBytes);
   auto& block = blocks_.back();
   const auto at = static_cast<uint32_t>((blocks_.size() - 1) << 16 | block.size());
   block.insert(block.end(), record.begin(), record.end());
-  at_.emplace(key, at);
+  return at;
+}
+
+bool VerifiedTwins::keep(const FileKey& key, const InodeState& state) {
+  if (at_.count(key)) return true;
+  // The index entry this adds counts in the budget too.
+  if (bytes() + sizeof(FileKey) + sizeof(Places) + kIndexEntryOverhead > budget_) return false;
+  const uint32_t at = append(encode(state));
+  if (at == kNone) return false;
+  at_.emplace(key, Places{at, kNone});
   return true;
 }
 
 std::optional<InodeState> VerifiedTwins::find(const FileKey& key) const {
   const auto it = at_.find(key);
   if (it == at_.end()) return std::nullopt;
-  return decode(blocks_[it->second >> 16].data() + (it->second & 0xffff));
+  return decode(blocks_[it->second.state >> 16].data() + (it->second.state & 0xffff));
+}
+
+// A sums record: the sector count and the csum size, then the sums, then the known flags.
+bool VerifiedTwins::keep_sums(const FileKey& key, FileSumsView sums) {
+  const auto it = at_.find(key);
+  if (it == at_.end()) return false;
+  if (it->second.sums != kNone) return true;
+  const uint64_t sectors = sums.sectors();
+  std::vector<uint8_t> record;
+  put(record, sectors);
+  put(record, sectors ? sums.sums.size() / sectors : 0);
+  record.insert(record.end(), sums.sums.begin(), sums.sums.end());
+  record.insert(record.end(), sums.known.begin(), sums.known.end());
+  const uint32_t at = append(record);
+  if (at == kNone) return false;
+  it->second.sums = at;
+  ++with_sums_;
+  return true;
+}
+
+std::optional<FileSumsView> VerifiedTwins::find_sums(const FileKey& key) const {
+  const auto it = at_.find(key);
+  if (it == at_.end() || it->second.sums == kNone) return std::nullopt;
+  const uint8_t* in = blocks_[it->second.sums >> 16].data() + (it->second.sums & 0xffff);
+  const uint64_t sectors = get(in), csum_size = get(in);
+  const size_t sum_bytes = sectors * csum_size;
+  return FileSumsView{{in, sum_bytes}, {in + sum_bytes, sectors}};
 }
 
 }  // namespace btrdedupe

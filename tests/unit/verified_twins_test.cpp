@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace btrdedupe {
 namespace {
@@ -104,6 +105,72 @@ TEST(VerifiedTwins, StaysUnderItsBudgetAndKeepsNothingPastIt) {
   VerifiedTwins none(0);
   EXPECT_FALSE(none.keep({5, 1}, state_of(1, 1, "a")));
   EXPECT_EQ(none.bytes(), 0u);
+}
+
+// A table of one file of `sectors` sectors: sums counting up from `seed`, every third
+// sector unknown (a hole), csum_size bytes a sum.
+FileSumsTable sums_of(uint64_t sectors, uint8_t seed, uint16_t csum_size = 4) {
+  FileSumsTable t(csum_size);
+  t.add(sectors);
+  auto sums = t.sums(0);
+  for (size_t i = 0; i < sums.size(); ++i) sums[i] = static_cast<uint8_t>(seed + i);
+  auto known = t.known(0);
+  for (size_t i = 0; i < known.size(); ++i) known[i] = i % 3 != 2;
+  return t;
+}
+
+void expect_same_sums(FileSumsView a, FileSumsView b) {
+  EXPECT_EQ(std::vector<uint8_t>(a.sums.begin(), a.sums.end()),
+            std::vector<uint8_t>(b.sums.begin(), b.sums.end()));
+  EXPECT_EQ(std::vector<uint8_t>(a.known.begin(), a.known.end()),
+            std::vector<uint8_t>(b.known.begin(), b.known.end()));
+}
+
+TEST(VerifiedTwins, GivesBackTheSumsOfAKeptTwinByteForByte) {
+  VerifiedTwins kept(1 << 20);
+  const auto four = sums_of(300, 7), wide = sums_of(5, 200, 32), none = sums_of(0, 0);
+  EXPECT_FALSE(kept.keep_sums({5, 1}, four[0]));  // no state kept for it: no sums either
+  ASSERT_TRUE(kept.keep({5, 1}, state_of(1, 2, "a")));
+  ASSERT_TRUE(kept.keep({5, 2}, state_of(2, 1, "b")));
+  ASSERT_TRUE(kept.keep({6, 1}, state_of(1, 0, "empty")));
+  EXPECT_FALSE(kept.find_sums({5, 1}));
+  ASSERT_TRUE(kept.keep_sums({5, 1}, four[0]));
+  ASSERT_TRUE(kept.keep_sums({5, 2}, wide[0]));
+  ASSERT_TRUE(kept.keep_sums({6, 1}, none[0]));
+  EXPECT_EQ(kept.files_with_sums(), 3u);
+  // Views stay valid as more is kept (blocks never move).
+  const auto first = kept.find_sums({5, 1});
+  for (uint64_t inode = 10; inode < 200; ++inode) {
+    ASSERT_TRUE(kept.keep({5, inode}, state_of(inode, 1, "more")));
+    ASSERT_TRUE(kept.keep_sums({5, inode}, sums_of(inode, static_cast<uint8_t>(inode))[0]));
+  }
+  ASSERT_TRUE(first);
+  expect_same_sums(*first, four[0]);
+  expect_same_sums(*kept.find_sums({5, 2}), wide[0]);
+  EXPECT_EQ(kept.find_sums({5, 2})->sectors(), 5u);
+  EXPECT_EQ(kept.find_sums({6, 1})->sectors(), 0u);
+  expect_same_sums(*kept.find_sums({5, 150}), sums_of(150, 150)[0]);
+  // The state is unchanged by its sums.
+  expect_same(*kept.find({5, 1}), state_of(1, 2, "a"));
+}
+
+TEST(VerifiedTwins, KeepsNoSumsPastItsBudgetOrABlock) {
+  constexpr size_t kBudget = 256 << 10;
+  VerifiedTwins kept(kBudget);
+  ASSERT_TRUE(kept.keep({5, 1}, state_of(1, 1, "large")));
+  // 13,200 sectors' 4-byte sums and flags take more than a 64 KiB block.
+  EXPECT_FALSE(kept.keep_sums({5, 1}, sums_of(13200, 1)[0]));
+  EXPECT_FALSE(kept.find_sums({5, 1}));
+  EXPECT_TRUE(kept.keep_sums({5, 1}, sums_of(13000, 1)[0]));
+  uint64_t inode = 2;
+  for (; kept.keep({5, inode}, state_of(inode, 1, "f")) &&
+         kept.keep_sums({5, inode}, sums_of(1000, 3)[0]);
+       ++inode)
+    ASSERT_LE(kept.bytes(), kBudget);
+  EXPECT_LE(kept.bytes(), kBudget);
+  EXPECT_GT(kept.bytes(), kBudget - (64 << 10));
+  EXPECT_FALSE(kept.find_sums({5, inode}));
+  expect_same_sums(*kept.find_sums({5, inode - 1}), sums_of(1000, 3)[0]);
 }
 
 }  // namespace
