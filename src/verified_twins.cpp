@@ -85,10 +85,11 @@ size_t VerifiedTwins::bytes() const {
          at_.size() * (sizeof(FileKey) + sizeof(Places) + kIndexEntryOverhead);
 }
 
-uint32_t VerifiedTwins::append(const std::vector<uint8_t>& record) {
+uint32_t VerifiedTwins::append(const std::vector<uint8_t>& record, size_t index_bytes) {
   if (record.size() > kBlockBytes) return kNone;
   const bool new_block = blocks_.empty() || blocks_.back().size() + record.size() > kBlockBytes;
-  if (bytes() + record.size() + (new_block ? kBlockBytes : 0) > budget_) return kNone;
+  if (bytes() + index_bytes + record.size() + (new_block ? kBlockBytes : 0) > budget_)
+    return kNone;
   if (new_block && blocks_.size() == kMaxBlocks) return kNone;  // no place addresses more
   if (new_block) blocks_.emplace_back().reserve(kBlockBytes);
   auto& block = blocks_.back();
@@ -99,9 +100,7 @@ uint32_t VerifiedTwins::append(const std::vector<uint8_t>& record) {
 
 bool VerifiedTwins::keep(const FileKey& key, const InodeState& state) {
   if (at_.count(key)) return true;
-  // The index entry this adds counts in the budget too.
-  if (bytes() + sizeof(FileKey) + sizeof(Places) + kIndexEntryOverhead > budget_) return false;
-  const uint32_t at = append(encode(state));
+  const uint32_t at = append(encode(state), sizeof(FileKey) + sizeof(Places) + kIndexEntryOverhead);
   if (at == kNone) return false;
   at_.emplace(key, Places{at, kNone});
   return true;
@@ -124,7 +123,7 @@ bool VerifiedTwins::keep_sums(const FileKey& key, FileSumsView sums) {
   put(record, sectors ? sums.sums.size() / sectors : 0);
   record.insert(record.end(), sums.sums.begin(), sums.sums.end());
   record.insert(record.end(), sums.known.begin(), sums.known.end());
-  const uint32_t at = append(record);
+  const uint32_t at = append(record, 0);
   if (at == kNone) return false;
   it->second.sums = at;
   ++with_sums_;

@@ -59,8 +59,9 @@ class VerifiedTwins {
   struct Places {
     uint32_t state = kNone, sums = kNone;  // each block << 16 | offset
   };
-  // Where `record` went in the blocks; kNone: not kept.
-  uint32_t append(const std::vector<uint8_t>& record);
+  // Where `record` went in the blocks; kNone: not kept. index_bytes: what the index grows
+  // by with it, which the budget holds too.
+  uint32_t append(const std::vector<uint8_t>& record, size_t index_bytes);
 
   std::vector<std::vector<uint8_t>> blocks_;  // each reserved kBlockBytes once
   std::unordered_map<FileKey, Places, FileKeyHash> at_;
