@@ -114,12 +114,16 @@ btrfs::Result<void> CatalogSession::sum_twins(const ScanResult& scan,
   std::vector<bool> to_read = wanted;
   for (size_t i = 0; i < order.size(); ++i)
     if (wanted[i] && (kept[i] = verified_twins_.find_sums(key(i)))) to_read[i] = false;
-  auto more = btrdedupe::fingerprint(scan, {}, &to_read, read_threads_, csums_);
-  if (!more) return more.error();
+  FingerprintResult read;  // of the twins not kept; none: no csum tree opened or searched
+  if (std::find(to_read.begin(), to_read.end(), true) != to_read.end()) {
+    auto more = btrdedupe::fingerprint(scan, {}, &to_read, read_threads_, csums_);
+    if (!more) return more.error();
+    read = std::move(*more);
+  }
   fp.files = FileSumsTable::gather(order.size(), scan.fs.csum_size, [&](size_t i) {
-    return !wanted[i] ? fp.files[order[i]] : kept[i] ? *kept[i] : more->files[i];
+    return !wanted[i] ? fp.files[order[i]] : kept[i] ? *kept[i] : read.files[i];
   });
-  fp.stats.add(more->stats);
+  fp.stats.add(read.stats);
   for (size_t i = 0; i < order.size(); ++i)
     if (to_read[i] && windowed_ && incremental_->window_passed(scan.files[i].subvolume,
                                                                scan.files[i].inode))

@@ -216,8 +216,8 @@ class Job {
                                                  scan_options_, places);
       return scan && *scan ? (*scan)->estimated_files() : 0;
     }
-    // A root that is a file holds one file; the directories are estimated together, so a
-    // subvolume two of them reach counts once.
+    // A root that is a file is left out (one file: the estimate errs low, as it should);
+    // the directories are estimated together, so a subvolume two of them reach counts once.
     std::vector<std::string> directories;
     for (const auto& path : o_.paths) {
       std::error_code error;

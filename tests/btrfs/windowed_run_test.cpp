@@ -307,10 +307,11 @@ TEST_F(WindowedRunTest, EarlierCopiesAreSourcesSoAReportPlansWhatAWholeRunDoes) 
 
 // Nine copies of one file, a window each. A report takes the first copy as the source of
 // each later copy: the second's window reads it from the tree and its sums from the csum
-// tree, the later ones take what that window verified and kept (VerifiedTwins). A dedupe's first window takes copies 2-4
-// ahead, the fifth's window takes the first copy as an earlier twin (read, then kept) and
-// copies 6-8 ahead, and the ninth's takes the first copy from what the fifth's kept. Both
-// plan and free what a whole run does, as btrfs filesystem df shows, and leave nothing.
+// tree, the later ones take what that window verified and kept (VerifiedTwins). A
+// dedupe's first window takes copies 2-4 ahead, the fifth's window takes the first copy as
+// an earlier twin (read, then kept) and copies 6-8 ahead, and the ninth's takes the first
+// copy from what the fifth's kept. Both plan and free what a whole run does, as btrfs
+// filesystem df shows, and leave nothing.
 TEST_F(WindowedRunTest, LaterWindowsTakeAKeptSourceAndFreeWhatAWholeRunWould) {
   const std::string nine = path("tree/nine");
   sh("mkdir " + shell_quote(nine) + " && head -c 1048576 /dev/urandom > " + shell_quote(nine + "/1") +
