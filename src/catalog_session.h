@@ -122,8 +122,19 @@ class CatalogSession {
   // default: the kernel's). It must outlive the session.
   void read_csums_from(btrfs::TreeSource* csums) { csums_ = csums; }
   // What the windows keep of the twins they verified (kVerifiedTwinBytes by default; 0:
-  // every twin is read from the tree in each window that takes it), before the first window.
-  void keep_verified_twins(size_t budget_bytes) { verified_twins_ = VerifiedTwins(budget_bytes); }
+  // every twin is read from the tree in each window that takes it), and how much of it
+  // keep_files_as_read() may fill (half by default), before the first window.
+  void keep_verified_twins(size_t budget_bytes, std::optional<size_t> as_read_bytes = {}) {
+    verified_twins_ = VerifiedTwins(budget_bytes);
+    as_read_bytes_ = as_read_bytes.value_or(budget_bytes / 2);
+  }
+  // For a run that changes no file (a report), before the first window: each window's
+  // files are kept as read (while the kept bytes are under keep_verified_twins's share),
+  // with their sums, so that a later window takes them as twins
+  // without reading their trees and sums again. They are as the tree showed them this run,
+  // as a whole run's files are. The rest of the budget stays for the twins verified
+  // later, which a tree whose copies lie far apart needs.
+  void keep_files_as_read() { keep_as_read_ = true; }
   size_t verified_twins_kept() const { return verified_twins_.files(); }
   // How far the windows have read the trees, 0..1 (IncrementalScan::read_fraction).
   double read_fraction();
@@ -296,6 +307,11 @@ class CatalogSession {
   std::unordered_map<FileKey, uint64_t, FileKeyHash> twin_short_hashes_;
   // Earlier windows' files verified as twins, for the later windows that take them again.
   VerifiedTwins verified_twins_{kVerifiedTwinBytes};
+  bool keep_as_read_ = false;
+  size_t as_read_bytes_ = kVerifiedTwinBytes / 2;
+  bool may_keep_as_read() const {
+    return keep_as_read_ && verified_twins_.bytes() < as_read_bytes_;
+  }
   // keep_short_hashes() of rows written at record().
   std::unordered_map<FileKey, uint64_t, FileKeyHash> short_hashes_;
   btrfs::Result<void> write_short_hashes();

@@ -66,6 +66,10 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   auto fp = btrdedupe::fingerprint(scan, {}, &own_wanted, read_threads_, csums_);
   if (!fp) return fp.error();
   stats.files_changed = scan.files.size();
+  if (keep_as_read_)  // the sums of files kept as read (none else is kept yet)
+    for (uint32_t i = 0; i < scan.files.size(); ++i)
+      if (own_wanted[i])
+        verified_twins_.keep_sums({scan.files[i].subvolume, scan.files[i].inode}, fp->files[i]);
 
   Candidates candidates;
   for (const auto& f : scan.files) candidates.in_scan.insert({f.subvolume, f.inode});

@@ -43,7 +43,11 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::start_windows(
 }
 
 btrfs::Result<bool> CatalogSession::next_window(ScanResult& window, size_t max_files) {
-  auto more = incremental_->read_window(window, max_files);
+  const auto keep = [&](uint64_t subvolume, uint64_t inode, const InodeState& state) {
+    if (may_keep_as_read()) verified_twins_.keep({subvolume, inode}, state);
+  };
+  auto more = incremental_->read_window(window, max_files,
+                                        keep_as_read_ ? IncrementalScan::FileAdded(keep) : nullptr);
   if (!more) return more.error();
   incremental_->finish(window);
   return *more;

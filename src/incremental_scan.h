@@ -98,7 +98,10 @@ class IncrementalScan {
   // A read-only snapshot's file that is still the file of the same inode in its origin
   // (or in an earlier snapshot of it) folds into that one (src/snapshot_family.h), so the
   // windows of a backup pool hold its distinct files, not every snapshot's copy.
-  btrfs::Result<bool> read_window(ScanResult& out, size_t max_files);
+  // `added`, when given, sees each file the window adds, as read, before it is dropped.
+  using FileAdded = std::function<void(uint64_t subvolume, uint64_t inode, const InodeState&)>;
+  btrfs::Result<bool> read_window(ScanResult& out, size_t max_files,
+                                  const FileAdded& added = nullptr);
   // How far read_window() has read the trees, 0..1: whole subvolumes done plus the share of
   // the current one's inode numbers passed (its highest found once by a bisection of
   // single-item probes). An estimate for progress lines: inode numbers are not spread
@@ -162,7 +165,8 @@ class IncrementalScan {
                                const InodeState& state);
   // read_window()'s steps for one chunk of a subvolume's regular files, in inode order.
   using Chunk = std::vector<std::pair<uint64_t, InodeState>>;
-  btrfs::Result<void> add_chunk(ScanResult& out, uint64_t subvolume, Chunk& chunk);
+  btrfs::Result<void> add_chunk(ScanResult& out, uint64_t subvolume, Chunk& chunk,
+                                const FileAdded& added);
   btrfs::Result<void> fold_chunk(ScanResult& out, uint64_t subvolume, const Chunk& chunk,
                                  std::vector<bool>& folded);
   btrfs::Result<void> mark_aliases(ScanResult& out, uint64_t subvolume, const Chunk& chunk);

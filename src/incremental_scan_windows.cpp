@@ -25,7 +25,8 @@ uint64_t warmup_span(size_t files) { return 2 * static_cast<uint64_t>(files) + 1
 
 }  // namespace
 
-btrfs::Result<bool> IncrementalScan::read_window(ScanResult& out, size_t max_files) {
+btrfs::Result<bool> IncrementalScan::read_window(ScanResult& out, size_t max_files,
+                                                 const FileAdded& added) {
   directory_nodes_.clear();  // a new window has its own path table
   if (!family_) family_.emplace(options_.fold_readonly_aliases ? out.subvolumes
                                                                : std::vector<btrfs::Subvolume>{});
@@ -57,7 +58,7 @@ btrfs::Result<bool> IncrementalScan::read_window(ScanResult& out, size_t max_fil
       });
       warmup.cancel();  // the chunk is read: what is left of its range is the next's
       if (!next) return next.error();
-      if (auto ok = add_chunk(out, subvolume, chunk); !ok) return ok.error();
+      if (auto ok = add_chunk(out, subvolume, chunk, added); !ok) return ok.error();
       window_next_ = *next;
     } while (window_next_ != 0 && out.files.size() < max_files);
     if (window_next_ != 0) return true;  // the window is full
@@ -80,20 +81,23 @@ bool IncrementalScan::window_passed(uint64_t subvolume, uint64_t inode) const {
 }
 
 btrfs::Result<void> IncrementalScan::add_chunk(
-    ScanResult& out, uint64_t subvolume, Chunk& chunk) {
+    ScanResult& out, uint64_t subvolume, Chunk& chunk, const FileAdded& added) {
   std::vector<bool> folded(chunk.size(), false);
   chunk_files_.assign(chunk.size(), kNotAdded);
   if (auto ok = fold_chunk(out, subvolume, chunk, folded); !ok) return ok;
   for (size_t i = 0; i < chunk.size(); ++i) {
     if (folded[i]) continue;
-    auto added = place(&out, subvolume, chunk[i].first, chunk[i].second);
-    if (!added) return added.error();
-    if (*added == Outcome::Added) chunk_files_[i] = static_cast<uint32_t>(out.files.size() - 1);
+    auto outcome = place(&out, subvolume, chunk[i].first, chunk[i].second);
+    if (!outcome) return outcome.error();
+    if (*outcome == Outcome::Added) {
+      chunk_files_[i] = static_cast<uint32_t>(out.files.size() - 1);
+      if (added) added(subvolume, chunk[i].first, chunk[i].second);
+    }
     // Left out as the whole scan leaves them out, and counted likewise.
-    if (*added == Outcome::Excluded) count_left_out(Admission::Excluded, out);
-    if (*added == Outcome::Small) count_left_out(Admission::Small, out);
+    if (*outcome == Outcome::Excluded) count_left_out(Admission::Excluded, out);
+    if (*outcome == Outcome::Small) count_left_out(Admission::Small, out);
     // Inline, hole-only and prealloc-only files count as the whole scan counts them.
-    if (*added == Outcome::NoData) {
+    if (*outcome == Outcome::NoData) {
       out.passed_over.add(chunk[i].second.passed_over);
       ++out.files_without_extents;
     }

@@ -239,6 +239,7 @@ void run_windowed(CatalogSession& session, const ScanResult& base, const JobOpti
   r.window_files = o.window_files ? o.window_files : kWindowFiles;
   const uint64_t window_files = r.window_files;
   WindowTotals totals;
+  if (!o.dedupe) session.keep_files_as_read();
   if (o.dedupe && !index_windows(session, base, o, progress, r)) {
     finish_report(session, base, o, totals, r);
     return;

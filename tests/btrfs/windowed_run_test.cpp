@@ -306,9 +306,8 @@ TEST_F(WindowedRunTest, EarlierCopiesAreSourcesSoAReportPlansWhatAWholeRunDoes) 
 }
 
 // Nine copies of one file, a window each. A report takes the first copy as the source of
-// each later copy: the second's window reads it from the tree and its sums from the csum
-// tree, the later ones take what that window verified and kept (VerifiedTwins). A
-// dedupe's first window takes copies 2-4 ahead, the fifth's window takes the first copy as
+// each later copy, as its own window read and summed it (VerifiedTwins, kept as read): it
+// sums each copy once, as a whole run does. A dedupe's first window takes copies 2-4 ahead, the fifth's window takes the first copy as
 // an earlier twin (read, then kept) and copies 6-8 ahead, and the ninth's takes the first
 // copy from what the fifth's kept. Both plan and free what a whole run does, as btrfs
 // filesystem df shows, and leave nothing.
@@ -326,9 +325,9 @@ TEST_F(WindowedRunTest, LaterWindowsTakeAKeptSourceAndFreeWhatAWholeRunWould) {
   EXPECT_EQ(windowed.filesystems[0].windows, 9u);
   EXPECT_EQ(w.planned_bytes, 8u << 20);
   EXPECT_EQ(windowed.filesystems[0].planned_rounds, w.planned_rounds);
-  // The copies' own sums, and the first copy's once more as a twin (not 8 times).
+  // The copies' own sums, the first copy's not again as a twin.
   EXPECT_EQ(w.fingerprints.bytes_from_csums, 9u << 20);
-  EXPECT_EQ(windowed.filesystems[0].fingerprints.bytes_from_csums, 10u << 20);
+  EXPECT_EQ(windowed.filesystems[0].fingerprints.bytes_from_csums, 9u << 20);
   const auto deduped = dedupe_in_windows_of_one(o, w);
   ASSERT_FALSE(deduped.filesystems.empty());
   EXPECT_EQ(deduped.filesystems[0].windows, 9u);

@@ -266,21 +266,19 @@ TEST_F(WindowedRunMemory, AWindowTakesOneEarlierTwinPerContent) {
   }
 }
 
-// Copy 0's files, verified as twins by copy 1's window, are kept: copies 2 and 3's windows
-// take them again without reading the tree, and the run's figures are those of a run that
-// reads them each time (a budget of 0) and of one window.
-TEST_F(WindowedRunMemory, LaterWindowsTakeTheTwinsAnEarlierOneVerifiedWithoutReadingThemAgain) {
-  make_copies(4, 10);
-  const FilesystemReport one = listing_run(1000);
+// A windowed run's reports, by what it keeps of earlier windows' files (VerifiedTwins).
+class WindowedRunTwins : public WindowedRunMemory {
+ protected:
   struct Run {
     FilesystemReport report;
     uint64_t searches = 0;
     size_t kept = 0;
   };
-  const auto run = [&](std::optional<size_t> budget) {
+  // budget, as_read: CatalogSession::keep_verified_twins's (nullopt: its defaults).
+  Run report_run(std::optional<size_t> budget, std::optional<size_t> as_read = {}) {
     JobOptions o = options(11);
     auto s = session(o, true);
-    if (budget) s->keep_verified_twins(*budget);
+    if (budget) s->keep_verified_twins(*budget, as_read);
     Run out;
     const uint64_t before = source().searches();
     run_windowed(*s, start(*s), o, nullptr, out.report);
@@ -288,20 +286,58 @@ TEST_F(WindowedRunMemory, LaterWindowsTakeTheTwinsAnEarlierOneVerifiedWithoutRea
     out.searches = source().searches() - before;
     out.kept = s->verified_twins_kept();
     return out;
-  };
-  const Run kept = run(std::nullopt), read = run(0);
+  }
+  void expect_figures_of(const FilesystemReport& one, const Run& r) {
+    EXPECT_EQ(r.report.windows, 4u);
+    EXPECT_EQ(r.report.files, one.files);
+    EXPECT_EQ(r.report.whole_file_groups, one.whole_file_groups);
+    EXPECT_EQ(r.report.planned_bytes, one.planned_bytes);
+    EXPECT_EQ(r.report.planned_rounds, one.planned_rounds);
+    EXPECT_EQ(r.report.would_free.bytes, one.would_free.bytes);
+    EXPECT_EQ(r.report.before.unique_bytes, one.before.unique_bytes);
+  }
+};
+
+// Copy 0's files, verified as twins by copy 1's window, are kept: copies 2 and 3's windows
+// take them again without reading the tree, and the run's figures are those of a run that
+// reads them each time (a budget of 0) and of one window. (No window's files kept as read.)
+TEST_F(WindowedRunTwins, LaterWindowsTakeTheTwinsAnEarlierOneVerifiedWithoutReadingThemAgain) {
+  make_copies(4, 10);
+  const FilesystemReport one = listing_run(1000);
+  const Run kept = report_run(kVerifiedTwinBytes, 0), read = report_run(0);
   EXPECT_EQ(kept.kept, 10u);
   EXPECT_EQ(read.kept, 0u);
   EXPECT_LT(kept.searches, read.searches);
-  for (const Run* r : {&kept, &read}) {
-    EXPECT_EQ(r->report.windows, 4u);
-    EXPECT_EQ(r->report.files, one.files);
-    EXPECT_EQ(r->report.whole_file_groups, one.whole_file_groups);
-    EXPECT_EQ(r->report.planned_bytes, one.planned_bytes);
-    EXPECT_EQ(r->report.planned_rounds, one.planned_rounds);
-    EXPECT_EQ(r->report.would_free.bytes, one.would_free.bytes);
-    EXPECT_EQ(r->report.before.unique_bytes, one.before.unique_bytes);
-  }
+  for (const Run* r : {&kept, &read}) expect_figures_of(one, *r);
+}
+
+// A report keeps each window's files as it reads them, with their sums: copy 1's window
+// takes copy 0's files as twins without reading their tree or their sums again, so the
+// run sums what one window does, and plans the same.
+TEST_F(WindowedRunTwins, AReportKeepsAWindowsFilesAsReadAndSumsEachFileOnce) {
+  make_copies(4, 10);
+  const FilesystemReport one = listing_run(1000);
+  const Run as_read = report_run(std::nullopt), verified = report_run(kVerifiedTwinBytes, 0);
+  EXPECT_EQ(as_read.kept, 4u * 11);
+  EXPECT_LT(as_read.searches, verified.searches);
+  EXPECT_EQ(as_read.report.fingerprints.bytes_from_csums, one.fingerprints.bytes_from_csums);
+  EXPECT_EQ(verified.report.fingerprints.bytes_from_csums,
+            one.fingerprints.bytes_from_csums + shared_bytes_per_copy());
+  for (const Run* r : {&as_read, &verified}) expect_figures_of(one, *r);
+}
+
+// What a report keeps as read stops at its share of the budget: past it, the twins a
+// window verifies are kept as before. A share of one byte keeps copy 0's first file as
+// read, with its sums; copy 1's window verifies and sums the other nine it takes.
+TEST_F(WindowedRunTwins, FilesKeptAsReadStopAtTheirShareOfTheBudget) {
+  make_copies(4, 10);
+  const FilesystemReport one = listing_run(1000);
+  const Run r = report_run(kVerifiedTwinBytes, 1);
+  EXPECT_EQ(r.kept, 10u);
+  EXPECT_EQ(r.report.fingerprints.bytes_from_csums,
+            one.fingerprints.bytes_from_csums + shared_bytes_per_copy() -
+                sectors_of(0) * kSector);
+  expect_figures_of(one, r);
 }
 
 // With the first pass of a dedupe run, copy 0's window takes the later copies of its files
