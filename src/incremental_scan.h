@@ -163,6 +163,8 @@ class IncrementalScan {
                                  const std::vector<btrfs::Subvolume>& all, ScanResult& out);
   btrfs::Result<Outcome> place(ScanResult* out, uint64_t subvolume, uint64_t inode,
                                const InodeState& state);
+  btrfs::Result<uint64_t> read_chunks(ScanResult& out, uint64_t subvolume, size_t max_files,
+                                      const FileAdded& added);
   // read_window()'s steps for one chunk of a subvolume's regular files, in inode order.
   using Chunk = std::vector<std::pair<uint64_t, InodeState>>;
   btrfs::Result<void> add_chunk(ScanResult& out, uint64_t subvolume, Chunk& chunk,

@@ -171,5 +171,36 @@ TEST_F(IncrementalScanTest, WindowsHoldTheSameFilesWithOrWithoutTheWarmUp) {
   EXPECT_EQ(read_all(3), plain);
 }
 
+// A window whose files are partly inline (counted, not held) is read in one walk of the
+// tree: its chunks go on with the same search. A walk per chunk took about ten ever
+// smaller ones a window, each a search (and a warm-up) of its own.
+TEST_F(IncrementalScanTest, AWindowOfPartlyInlineFilesIsReadInOneWalk) {
+  for (uint64_t ino = 300; ino < 3300; ++ino) {
+    t.file(ino, 257, "f" + std::to_string(ino), ino % 2 ? 4096 : 100);
+    if (ino % 2)
+      t.extent(ino, 0, 4096, (16ULL << 20) + ino * 4096);
+    else
+      t.inline_extent(ino, std::string(100, 'i'));
+  }
+  ScanOptions o;
+  o.warmup_threads = 0;
+  ScanResult base = out;
+  auto scan = IncrementalScan::of_tree_source(source, {{kSub, "/synthetic/sub"}}, all, o, base);
+  std::vector<uint64_t> searches;
+  size_t files = 0;
+  for (bool more = true; more && searches.size() < 100;) {
+    ScanResult window = base;
+    const uint64_t before = source.searches();
+    auto r = scan->read_window(window, 700);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    more = *r;
+    searches.push_back(source.searches() - before);
+    EXPECT_LE(window.files.size(), 700u);
+    files += window.files.size();
+  }
+  EXPECT_EQ(files, 1502u);  // 258, 263 and the 1500 with data
+  EXPECT_EQ(searches, (std::vector<uint64_t>{1, 1, 1}));
+}
+
 }  // namespace
 }  // namespace btrdedupe::test
