@@ -21,6 +21,7 @@
 // not gone, only outside its roots. It never clears Catalog::pending.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -47,8 +48,10 @@ class SnapshotFamily;
 
 // What a windowed run keeps of the twins its windows verified (VerifiedTwins): ~96 bytes a
 // file and ~5 bytes a sector of its sums, so the first copy's 50,883 files with data of
-// linux-source-6.1 take 4.9 MB and their sums 1.7 MB.
-inline constexpr size_t kVerifiedTwinBytes = 10 << 20;
+// linux-source-6.1 take 4.9 MB and their sums 1.7 MB. Of it, a report may fill this much
+// with its windows' files as read (CatalogSession::keep_files_as_read): that first copy.
+inline constexpr size_t kVerifiedTwinBytes = 12 << 20;
+inline constexpr size_t kKeptAsReadBytes = 7 << 20;
 
 // The (inode, size, mtime) states of a subvolume's files, as a digest that does not depend
 // on their order: two scans compare without a copy of either's states (a set of 157k
@@ -123,10 +126,11 @@ class CatalogSession {
   void read_csums_from(btrfs::TreeSource* csums) { csums_ = csums; }
   // What the windows keep of the twins they verified (kVerifiedTwinBytes by default; 0:
   // every twin is read from the tree in each window that takes it), and how much of it
-  // keep_files_as_read() may fill (half by default), before the first window.
+  // keep_files_as_read() may fill (kKeptAsReadBytes by default, at most the budget),
+  // before the first window.
   void keep_verified_twins(size_t budget_bytes, std::optional<size_t> as_read_bytes = {}) {
     verified_twins_ = VerifiedTwins(budget_bytes);
-    as_read_bytes_ = as_read_bytes.value_or(budget_bytes / 2);
+    as_read_bytes_ = std::min(budget_bytes, as_read_bytes.value_or(kKeptAsReadBytes));
   }
   // For a run that changes no file (a report), before the first window: each window's
   // files are kept as read (while the kept bytes are under keep_verified_twins's share),
@@ -308,7 +312,7 @@ class CatalogSession {
   // Earlier windows' files verified as twins, for the later windows that take them again.
   VerifiedTwins verified_twins_{kVerifiedTwinBytes};
   bool keep_as_read_ = false;
-  size_t as_read_bytes_ = kVerifiedTwinBytes / 2;
+  size_t as_read_bytes_ = kKeptAsReadBytes;
   bool may_keep_as_read() const {
     return keep_as_read_ && verified_twins_.bytes() < as_read_bytes_;
   }
