@@ -134,10 +134,10 @@ class CatalogSession {
   }
   // For a run that changes no file (a report), before the first window: each window's
   // files are kept as read (while the kept bytes are under keep_verified_twins's share),
-  // with their sums, so that a later window takes them as twins
-  // without reading their trees and sums again. They are as the tree showed them this run,
-  // as a whole run's files are. The rest of the budget stays for the twins verified
-  // later, which a tree whose copies lie far apart needs.
+  // with their sums, so that a later window takes them as twins without reading their
+  // trees and sums again. They are as the tree showed them this run, as a whole run's
+  // files are. The rest of the budget stays for the twins verified later, which a tree
+  // whose copies lie far apart needs.
   void keep_files_as_read() { keep_as_read_ = true; }
   size_t verified_twins_kept() const { return verified_twins_.files(); }
   // How far the windows have read the trees, 0..1 (IncrementalScan::read_fraction).
