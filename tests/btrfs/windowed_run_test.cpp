@@ -307,10 +307,10 @@ TEST_F(WindowedRunTest, EarlierCopiesAreSourcesSoAReportPlansWhatAWholeRunDoes) 
 
 // Nine copies of one file, a window each. A report takes the first copy as the source of
 // each later copy, as its own window read and summed it (VerifiedTwins, kept as read): it
-// sums each copy once, as a whole run does. A dedupe's first window takes copies 2-4 ahead, the fifth's window takes the first copy as
-// an earlier twin (read, then kept) and copies 6-8 ahead, and the ninth's takes the first
-// copy from what the fifth's kept. Both plan and free what a whole run does, as btrfs
-// filesystem df shows, and leave nothing.
+// sums each copy once, as a whole run does. A dedupe's first window takes copies 2-4
+// ahead, the fifth's window takes the first copy as an earlier twin (read, then kept) and
+// copies 6-8 ahead, and the ninth's takes the first copy from what the fifth's kept. Both
+// plan and free what a whole run does, as btrfs filesystem df shows, and leave nothing.
 TEST_F(WindowedRunTest, LaterWindowsTakeAKeptSourceAndFreeWhatAWholeRunWould) {
   const std::string nine = path("tree/nine");
   sh("mkdir " + shell_quote(nine) + " && head -c 1048576 /dev/urandom > " + shell_quote(nine + "/1") +
