@@ -49,12 +49,12 @@ btrfs::Result<bool> IncrementalScan::read_window(ScanResult& out, size_t max_fil
   return false;
 }
 
-// One walk of the subvolume's tree from window_next_, with one warm-up, until the window
-// is full or the tree ends; the files are added in chunks of the room left (files folded
-// or out of scope take none of it). A walk per chunk cost its own warm-up and a fresh
-// search whose 1 MiB result area was mostly thrown away: with a third of linux-source's
-// files inline, a window took ~10 ever smaller chunks to fill. The result: where the next
-// window goes on (0: the tree ended).
+// One walk of the subvolume's tree from window_next_ until the window is full or the tree
+// ends; the files are added in chunks of the room left (files folded or out of scope take
+// none of it). A walk per chunk cost its own warm-up and a fresh search whose 1 MiB result
+// area was mostly thrown away: with a third of linux-source's files inline, a window took
+// ~10 ever smaller chunks to fill. The result: where the next window goes on (0: the tree
+// ended).
 btrfs::Result<uint64_t> IncrementalScan::read_chunks(ScanResult& out, uint64_t subvolume,
                                                      size_t max_files, const FileAdded& added) {
   // Bounded too when the window is not (a side run reads its roots in one).
@@ -65,25 +65,33 @@ btrfs::Result<uint64_t> IncrementalScan::read_chunks(ScanResult& out, uint64_t s
   size_t chunk_room = room();
   // The window's leaves read ahead of the walk, as a whole scan's are (TreeWarmup): cold,
   // a window read one leaf at a time took 5.1 s for 4 copies of linux-source where the
-  // whole scan's part took 1.3 s. Bounded to the window, so the threads never run ahead
-  // into leaves the cache would drop before the next window.
-  const uint64_t from = std::max<uint64_t>(window_next_, BTRFS_FIRST_FREE_OBJECTID);
-  const uint64_t to =
-      from + std::min<uint64_t>(warmup_span(chunk_room), BTRFS_LAST_FREE_OBJECTID - from);
-  TreeWarmup warmup(*trees_, subvolume_inodes_range(subvolume, from, to),
-                    options_.warmup_threads, /*with_leader=*/true, from);
+  // whole scan's part took 1.3 s. Bounded to what the room left needs, so the threads
+  // never run ahead into leaves the cache would drop before the next window; started
+  // again further on when a chunk ends with its room not read ahead (most files left
+  // out: inline, under --min-size, excluded).
+  std::optional<TreeWarmup> warmup;
+  uint64_t warmed_to = 0;
+  const auto warm_from = [&](uint64_t from) {
+    warmup.reset();  // its threads joined before the next start
+    warmed_to = from + std::min<uint64_t>(warmup_span(chunk_room), BTRFS_LAST_FREE_OBJECTID - from);
+    warmup.emplace(*trees_, subvolume_inodes_range(subvolume, from, warmed_to),
+                   options_.warmup_threads, /*with_leader=*/true, from);
+  };
+  warm_from(std::max<uint64_t>(window_next_, BTRFS_FIRST_FREE_OBJECTID));
   Chunk chunk;
   btrfs::Result<void> added_chunk;
   auto next = inodes(subvolume).read_from(window_next_, [&](uint64_t inode, InodeState& state) {
-    warmup.leader_at(inode);
+    warmup->leader_at(inode);
     if (state.item.is_regular()) chunk.emplace_back(inode, std::move(state));
     if (chunk.size() < chunk_room) return true;
     added_chunk = add_chunk(out, subvolume, chunk, added);
     chunk.clear();
     chunk_room = room();
-    return added_chunk && chunk_room > 0;
+    if (!added_chunk || chunk_room == 0) return false;
+    if (inode >= warmed_to || warmed_to - inode < warmup_span(chunk_room)) warm_from(inode);
+    return true;
   });
-  warmup.cancel();  // the window is read: what is left of the tree is the next's
+  warmup.reset();  // the window is read: what is left of the tree is the next's
   if (!next) return next.error();
   if (!added_chunk) return added_chunk.error();
   if (!chunk.empty())  // the tree ended first

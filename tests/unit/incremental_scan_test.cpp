@@ -173,33 +173,54 @@ TEST_F(IncrementalScanTest, WindowsHoldTheSameFilesWithOrWithoutTheWarmUp) {
 
 // A window whose files are partly inline (counted, not held) is read in one walk of the
 // tree: its chunks go on with the same search. A walk per chunk took about ten ever
-// smaller ones a window, each a search (and a warm-up) of its own.
+// smaller ones a window, each a search (and a warm-up) of its own. The windows hold every
+// file with data once, in inode order, the same with the warm-up's threads as without
+// them, also when --min-size leaves most files out (the warm-up then starts again as the
+// walk passes the part it read ahead).
 TEST_F(IncrementalScanTest, AWindowOfPartlyInlineFilesIsReadInOneWalk) {
   for (uint64_t ino = 300; ino < 3300; ++ino) {
-    t.file(ino, 257, "f" + std::to_string(ino), ino % 2 ? 4096 : 100);
-    if (ino % 2)
-      t.extent(ino, 0, 4096, (16ULL << 20) + ino * 4096);
+    const bool data = ino % 2;
+    t.file(ino, 257, "f" + std::to_string(ino), data ? (ino % 10 == 1 ? 65536 : 4096) : 100);
+    if (data)
+      t.extent(ino, 0, ino % 10 == 1 ? 65536 : 4096, (16ULL << 20) + ino * 65536);
     else
       t.inline_extent(ino, std::string(100, 'i'));
   }
-  ScanOptions o;
-  o.warmup_threads = 0;
-  ScanResult base = out;
-  auto scan = IncrementalScan::of_tree_source(source, {{kSub, "/synthetic/sub"}}, all, o, base);
-  std::vector<uint64_t> searches;
-  size_t files = 0;
-  for (bool more = true; more && searches.size() < 100;) {
-    ScanResult window = base;
-    const uint64_t before = source.searches();
-    auto r = scan->read_window(window, 700);
-    ASSERT_TRUE(r.ok()) << r.error().message();
-    more = *r;
-    searches.push_back(source.searches() - before);
-    EXPECT_LE(window.files.size(), 700u);
-    files += window.files.size();
-  }
-  EXPECT_EQ(files, 1502u);  // 258, 263 and the 1500 with data
-  EXPECT_EQ(searches, (std::vector<uint64_t>{1, 1, 1}));
+  struct Read {
+    std::vector<uint64_t> searches, inodes;
+    std::vector<size_t> sizes;
+  };
+  const auto read_all = [&](unsigned threads, uint64_t min_size) {
+    ScanOptions o;
+    o.warmup_threads = threads;
+    o.min_file_size = min_size;
+    ScanResult base = out;
+    auto scan = IncrementalScan::of_tree_source(source, {{kSub, "/synthetic/sub"}}, all, o, base);
+    Read r;
+    for (bool more = true; more && r.sizes.size() < 100;) {
+      ScanResult window = base;
+      const uint64_t before = source.searches();
+      auto read = scan->read_window(window, 700);
+      EXPECT_TRUE(read.ok()) << read.error().message();
+      if (!read.ok()) break;
+      more = *read;
+      r.searches.push_back(source.searches() - before);
+      r.sizes.push_back(window.files.size());
+      for (const auto& f : window.files) r.inodes.push_back(f.inode);
+    }
+    return r;
+  };
+  const Read plain = read_all(0, 0);
+  std::vector<uint64_t> with_data = {258, 263};
+  for (uint64_t ino = 301; ino < 3300; ino += 2) with_data.push_back(ino);
+  EXPECT_EQ(plain.inodes, with_data);
+  EXPECT_EQ(plain.sizes, (std::vector<size_t>{700, 700, 102}));
+  EXPECT_EQ(plain.searches, (std::vector<uint64_t>{1, 1, 1}));
+  EXPECT_EQ(read_all(3, 0).inodes, plain.inodes);
+  // --min-size 64 KiB: 300 files of 3,002 are held, all in one window.
+  const Read big = read_all(0, 65536);
+  EXPECT_EQ(big.sizes, (std::vector<size_t>{300}));
+  EXPECT_EQ(read_all(3, 65536).inodes, big.inodes);
 }
 
 }  // namespace
