@@ -107,8 +107,12 @@ void DedupeRun::work() {
   std::vector<uint8_t> buf(kPrefetchChunk);
   const bool last_attempt = options_.eagain_retries == 0;
   while (auto p = pop()) {
-    if (stopping()) continue;  // drain the queue: its files close, no call is made
+    if (stopping()) {  // drain the queue: its files close, no call is made
+      release(*p);
+      continue;
+    }
     if (no_space_) {
+      release(*p);
       std::lock_guard lock(mu_);
       stats_.ranges_not_tried += p->fds.size();
       continue;
@@ -166,8 +170,23 @@ std::optional<PreparedRound> DedupeRun::prepare(size_t r, std::optional<size_t> 
   }
   if (p.fds.empty()) return std::nullopt;
   p.window_bytes = round.length * (p.fds.size() + 1);
+  // A kernel that cannot tell what was cached: the run's ranges are dropped all the same.
+  const auto brought_in = [&](int fd, uint64_t offset) {
+    return !range_cached(fd, offset, round.length).value_or(false);
+  };
+  p.release_source = brought_in(p.source.get(), round.source.offset);
+  for (size_t i = 0; i < p.fds.size(); ++i)
+    p.release.push_back(brought_in(p.fds[i].get(), round.destinations[p.which[i]].offset));
   if (warm_now) warm(p, buf, options_.prefetch);
   return p;
+}
+
+void DedupeRun::release(const PreparedRound& p) const {
+  const DedupeRound& round = plan_.rounds[p.index];
+  if (p.release_source) release_range(p.source.get(), round.source.offset, round.length);
+  for (size_t i = 0; i < p.fds.size(); ++i)
+    if (p.release[i])
+      release_range(p.fds[i].get(), round.destinations[p.which[i]].offset, round.length);
 }
 
 void DedupeRun::warm(const PreparedRound& p, std::vector<uint8_t>& buf, Prefetch how) {
@@ -241,6 +260,7 @@ void DedupeRun::execute(PreparedRound& p, bool last_attempt) {
   call(all, 0);
   for (size_t i = 0; i < fds.size(); ++i)
     while (active[i] && done[i] < round.length) call({i}, done[i]);
+  release(p);
   if (options_.on_progress) {
     std::lock_guard lock(mu_);
     options_.on_progress(stats_.bytes_deduped);

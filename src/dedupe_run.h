@@ -37,6 +37,10 @@ struct PreparedRound {
   std::vector<btrfs::Fd> fds;
   std::vector<size_t> which;       // destination index in the round for each open fd
   uint64_t window_bytes = 0;       // counted against DedupeOptions::prefetch_window
+  // Ranges this round brings into the page cache, dropped once its calls are made (the
+  // source, then one per fd): those cached before are left as they were.
+  bool release_source = false;
+  std::vector<bool> release;
 };
 
 class DedupeRun {
@@ -69,6 +73,10 @@ class DedupeRun {
   std::optional<PreparedRound> prepare(size_t r, std::optional<size_t> only, bool warm_now,
                                        std::vector<uint8_t>& buf);
   void warm(const PreparedRound& p, std::vector<uint8_t>& buf, Prefetch how);
+  // Drops from the page cache the ranges the round brought in (PreparedRound::release).
+  // Why: under a memory cap, pages of rounds already made crowded out those prefetched for
+  // the next calls, which then read them again a page at a time (docs/design.md).
+  void release(const PreparedRound& p) const;
 
   // Makes the calls of a prepared round.
   void execute(PreparedRound& p, bool last_attempt);

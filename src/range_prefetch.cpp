@@ -3,12 +3,29 @@
 #include "src/range_prefetch.h"
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 
 namespace btrdedupe {
+namespace {
+
+// cachestat(2)'s types and number, which Debian 12's kernel headers (6.1) do not have.
+#ifndef __NR_cachestat
+constexpr long kCachestatSyscall = 451;  // the same on every architecture
+#else
+constexpr long kCachestatSyscall = __NR_cachestat;
+#endif
+struct CachestatRange {
+  uint64_t off, len;
+};
+struct Cachestat {
+  uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+}  // namespace
 
 uint64_t prefetch_range(Prefetch how, int fd, uint64_t offset, uint64_t length,
                         std::vector<uint8_t>& buf) {
@@ -34,6 +51,19 @@ uint64_t prefetch_range(Prefetch how, int fd, uint64_t offset, uint64_t length,
     got += static_cast<uint64_t>(n);
   }
   return got;
+}
+
+std::optional<bool> range_cached(int fd, uint64_t offset, uint64_t length) {
+  if (length == 0) return false;
+  CachestatRange range{offset, length};
+  Cachestat stat{};
+  if (::syscall(kCachestatSyscall, fd, &range, &stat, 0) != 0) return std::nullopt;
+  return stat.nr_cache > 0;
+}
+
+void release_range(int fd, uint64_t offset, uint64_t length) {
+  ::posix_fadvise(fd, static_cast<off_t>(offset), static_cast<off_t>(length),
+                  POSIX_FADV_DONTNEED);
 }
 
 }  // namespace btrdedupe
