@@ -13,10 +13,15 @@ namespace btrdedupe {
 namespace {
 
 // cachestat(2)'s types and number, which Debian 12's kernel headers (6.1) do not have.
-#ifndef __NR_cachestat
-constexpr long kCachestatSyscall = 451;  // the same on every architecture
-#else
+// 451 is its number in the common table; architectures with offset tables (mips, alpha)
+// go without it unless their headers name it.
+#if defined(__NR_cachestat)
 constexpr long kCachestatSyscall = __NR_cachestat;
+#elif defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__) || \
+    defined(__powerpc64__) || defined(__s390x__) || defined(__riscv)
+constexpr long kCachestatSyscall = 451;
+#else
+constexpr long kCachestatSyscall = -1;
 #endif
 struct CachestatRange {
   uint64_t off, len;
@@ -55,6 +60,7 @@ uint64_t prefetch_range(Prefetch how, int fd, uint64_t offset, uint64_t length,
 
 std::optional<bool> range_cached(int fd, uint64_t offset, uint64_t length) {
   if (length == 0) return false;
+  if (kCachestatSyscall < 0) return std::nullopt;
   CachestatRange range{offset, length};
   Cachestat stat{};
   if (::syscall(kCachestatSyscall, fd, &range, &stat, 0) != 0) return std::nullopt;
