@@ -170,23 +170,45 @@ std::optional<PreparedRound> DedupeRun::prepare(size_t r, std::optional<size_t> 
   }
   if (p.fds.empty()) return std::nullopt;
   p.window_bytes = round.length * (p.fds.size() + 1);
-  // A kernel that cannot tell what was cached: the run's ranges are dropped all the same.
-  const auto brought_in = [&](int fd, uint64_t offset) {
-    return !range_cached(fd, offset, round.length).value_or(false);
-  };
-  p.release_source = brought_in(p.source.get(), round.source.offset);
-  for (size_t i = 0; i < p.fds.size(); ++i)
-    p.release.push_back(brought_in(p.fds[i].get(), round.destinations[p.which[i]].offset));
+  p.release_source = hold_range(round.source.file, p.source.get(), round.source.offset,
+                                round.length);
+  for (size_t i = 0; i < p.fds.size(); ++i) {
+    const RangeRef& d = round.destinations[p.which[i]];
+    p.release.push_back(hold_range(d.file, p.fds[i].get(), d.offset, round.length));
+  }
   if (warm_now) warm(p, buf, options_.prefetch);
   return p;
 }
 
-void DedupeRun::release(const PreparedRound& p) const {
+bool DedupeRun::hold_range(uint32_t file, int fd, uint64_t offset, uint64_t length) {
+  std::lock_guard lock(held_mu_);
+  if (auto it = held_ranges_.find({file, offset}); it != held_ranges_.end()) {
+    ++it->second;
+    return true;
+  }
+  // A kernel that cannot tell what was cached: the run's ranges are dropped all the same.
+  if (range_cached(fd, offset, length).value_or(false)) return false;
+  held_ranges_.emplace(std::pair{file, offset}, 1);
+  return true;
+}
+
+void DedupeRun::drop_range(uint32_t file, int fd, uint64_t offset, uint64_t length) {
+  std::lock_guard lock(held_mu_);  // held while dropping: no round judges the range meanwhile
+  const auto it = held_ranges_.find({file, offset});
+  if (it == held_ranges_.end() || --it->second > 0) return;
+  held_ranges_.erase(it);
+  release_range(fd, offset, length);
+}
+
+void DedupeRun::release(const PreparedRound& p) {
   const DedupeRound& round = plan_.rounds[p.index];
-  if (p.release_source) release_range(p.source.get(), round.source.offset, round.length);
+  if (p.release_source)
+    drop_range(round.source.file, p.source.get(), round.source.offset, round.length);
   for (size_t i = 0; i < p.fds.size(); ++i)
-    if (p.release[i])
-      release_range(p.fds[i].get(), round.destinations[p.which[i]].offset, round.length);
+    if (p.release[i]) {
+      const RangeRef& d = round.destinations[p.which[i]];
+      drop_range(d.file, p.fds[i].get(), d.offset, round.length);
+    }
 }
 
 void DedupeRun::warm(const PreparedRound& p, std::vector<uint8_t>& buf, Prefetch how) {

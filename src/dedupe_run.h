@@ -8,9 +8,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "btrfs/dedupe_range.h"
@@ -76,7 +78,12 @@ class DedupeRun {
   // Drops from the page cache the ranges the round brought in (PreparedRound::release).
   // Why: under a memory cap, pages of rounds already made crowded out those prefetched for
   // the next calls, which then read them again a page at a time (docs/design.md).
-  void release(const PreparedRound& p) const;
+  void release(const PreparedRound& p);
+  // Whether the round that opens `fd` brings the range into the page cache: not cached
+  // now, or brought in by a round still holding it (then this round holds it too).
+  bool hold_range(uint32_t file, int fd, uint64_t offset, uint64_t length);
+  // The last round holding the range drops it.
+  void drop_range(uint32_t file, int fd, uint64_t offset, uint64_t length);
 
   // Makes the calls of a prepared round.
   void execute(PreparedRound& p, bool last_attempt);
@@ -100,6 +107,11 @@ class DedupeRun {
   std::vector<uint8_t> started_;  // by round: its call was made (or its files were found changed)
   std::mutex mu_;
   std::mutex queue_mu_;
+  // Ranges the run brought into the page cache, by (file, offset), and how many rounds
+  // hold each: a source with more destinations than one call takes is the source of
+  // rounds queued together, and the first to finish must not drop what the next compares.
+  std::mutex held_mu_;
+  std::map<std::pair<uint32_t, uint64_t>, unsigned> held_ranges_;
   std::condition_variable queue_ready_, queue_space_;
   std::deque<PreparedRound> queue_;
   uint64_t queued_bytes_ = 0;

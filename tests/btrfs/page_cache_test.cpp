@@ -75,5 +75,21 @@ TEST_F(PageCacheTest, ARunDropsWhatItReadAndKeepsWhatWasCachedBefore) {
   }
 }
 
+// A source with more copies than one call takes is the source of two rounds, queued at
+// once: the range the first brought in is the second's too, and dropped after the last.
+TEST_F(PageCacheTest, ASourceOfTwoRoundsIsDroppedAfterTheLast) {
+  sh("cd " + shell_quote(path("")) + " && head -c " + std::to_string(kFileBytes) +
+     " /dev/urandom > f0 && for i in $(seq 1 130); do cp --reflink=never f0 f$i; done"
+     " && sync && for i in $(seq 0 130); do dd if=f$i iflag=nocache count=0 status=none; done");
+  auto p = plan_dedupe(path(""), {});
+  ASSERT_EQ(p.plan.rounds.size(), 2u);  // 130 destinations: 127 + 3
+  ASSERT_EQ(p.plan.rounds[0].source.file, p.plan.rounds[1].source.file);
+  DedupeOptions o;
+  o.io_threads = 1;  // the rounds one after the other: the first is done before the second
+  const auto stats = run_dedupe(p.scan, p.plan, o);
+  ASSERT_EQ(stats.ranges_same, 130u);
+  for (int i = 0; i <= 130; ++i) EXPECT_EQ(cached_pages("f" + std::to_string(i)), 0u) << i;
+}
+
 }  // namespace
 }  // namespace btrdedupe::test
