@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "src/chained_sources.h"
 #include "src/file_extent_index.h"
 #include "src/scanned_file.h"
 
@@ -127,6 +128,7 @@ DedupePlan plan_rounds(const ScanResult& scan, const MatchResult& matches,
     for (const ByteRange& data : g.data.empty() ? all : g.data)
       add_rounds(index, gi, target, dests, data, round, max_dest, plan);
   }
+  plan.chained_rounds = take_sources_past_destinations(plan, index).rounds_changed;
   std::stable_sort(plan.rounds.begin(), plan.rounds.end(),
                    [](const DedupeRound& a, const DedupeRound& b) { return a.disk_order < b.disk_order; });
   if (options.most_valuable_first) order_most_valuable_first(plan);

@@ -60,6 +60,9 @@ struct DedupePlan {
   std::vector<DedupeRound> rounds;          // in physical order (unless most_valuable_first)
   uint64_t planned_bytes = 0;               // sum of length * destinations
   uint64_t readonly_members_skipped = 0;    // destinations left alone: read-only subvolume
+  // Rounds whose source another round's destinations covered, taken from that round's
+  // source instead (src/chained_sources.h).
+  uint64_t chained_rounds = 0;
 };
 
 // Index of the member chosen as source for `group` (by the rule above).

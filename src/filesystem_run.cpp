@@ -115,7 +115,7 @@ void confirm_dedupe(ScanResult& scan, PlannedWork& work, const ScanOptions& scan
     return;
   }
   r.after = summarize_sharing(after->extents, &after->files);
-  measure_freed_space(*after, work.extents, work.rewritten, scan.fs.generation, r);
+  measure_freed_space(*after, work.extents, work.footprint, work.rewritten, scan.fs.generation, r);
   r.destination_extents_after += count_extents_of(*after, work.destination_files);
   settle_allocated_after(r);
   const auto usage_after = subvolume_usage(*after);

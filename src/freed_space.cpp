@@ -4,11 +4,33 @@
 
 #include "btrfs/extent_tree.h"
 #include "src/destination_ranges.h"
+#include "src/file_extent_index.h"
 
 namespace btrdedupe {
 
+namespace {
+
+// The extents the plan's source ranges lie on, sorted.
+std::vector<uint64_t> source_extents(const ScanResult& scan, const DedupePlan& plan) {
+  const FileExtentIndex index(scan);
+  std::vector<uint64_t> out;
+  for (const auto& r : plan.rounds)
+    for (uint64_t at = r.source.offset; at < r.source.offset + r.length;) {
+      const FileExtent* e = index.at(r.source.file, at);
+      if (!e) break;
+      out.push_back(e->disk_bytenr);
+      at = e->file_offset + e->length;
+    }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
 std::vector<PhysicalExtent> destination_extents(const ScanResult& scan, const DedupePlan& plan) {
   const auto ranges = destination_ranges(plan);
+  const auto sources = source_extents(scan, plan);
   std::vector<PhysicalExtent> out;
   const auto& ex = scan.extents;  // sorted by disk_bytenr: an extent's references are adjacent
   for (size_t i = 0; i < ex.size();) {
@@ -26,7 +48,11 @@ std::vector<PhysicalExtent> destination_extents(const ScanResult& scan, const De
       touched = touched || c != Cover::None;
       all_covered = all_covered && c == Cover::All && !scan.files[e.file].readonly_alias;
     }
-    if (touched) out.push_back({ex[i].disk_bytenr, ex[i].disk_num_bytes, subvolume, all_covered});
+    if (touched) {
+      const bool source = std::binary_search(sources.begin(), sources.end(), ex[i].disk_bytenr);
+      out.push_back({ex[i].disk_bytenr, ex[i].disk_num_bytes, subvolume, all_covered && !source,
+                     source});
+    }
     i = end;
   }
   return out;
@@ -51,17 +77,19 @@ FreedSpace predicted_freed(const std::vector<PhysicalExtent>& extents) {
   return f;
 }
 
-btrfs::Result<FreedSpace> measure_freed(int fd, const std::vector<PhysicalExtent>& extents,
-                                        const std::map<uint64_t, uint64_t>& rewritten,
-                                        uint64_t scanned_at) {
+btrfs::Result<std::vector<bool>> still_allocated(int fd, const std::vector<PhysicalExtent>& extents,
+                                                 uint64_t scanned_at) {
   std::vector<uint64_t> bytenrs;
   bytenrs.reserve(extents.size());
   for (const auto& e : extents) bytenrs.push_back(e.bytenr);
-  auto allocated = btrfs::extents_allocated(fd, bytenrs, scanned_at ? scanned_at : UINT64_MAX);
-  if (!allocated) return allocated.error();
+  return btrfs::extents_allocated(fd, bytenrs, scanned_at ? scanned_at : UINT64_MAX);
+}
+
+FreedSpace freed_of(const std::vector<PhysicalExtent>& extents, const std::vector<bool>& allocated,
+                    const std::map<uint64_t, uint64_t>& rewritten) {
   FreedSpace f;
-  for (size_t i = 0; i < extents.size(); ++i)
-    if (!(*allocated)[i]) {
+  for (size_t i = 0; i < extents.size() && i < allocated.size(); ++i)
+    if (!allocated[i]) {
       f.bytes += extents[i].disk_bytes;
       ++f.extents;
       f.by_subvolume[extents[i].subvolume] += extents[i].disk_bytes;
@@ -73,6 +101,14 @@ btrfs::Result<FreedSpace> measure_freed(int fd, const std::vector<PhysicalExtent
     f.bytes -= taken;
   }
   return f;
+}
+
+btrfs::Result<FreedSpace> measure_freed(int fd, const std::vector<PhysicalExtent>& extents,
+                                        const std::map<uint64_t, uint64_t>& rewritten,
+                                        uint64_t scanned_at) {
+  auto allocated = still_allocated(fd, extents, scanned_at);
+  if (!allocated) return allocated.error();
+  return freed_of(extents, *allocated, rewritten);
 }
 
 }  // namespace btrdedupe

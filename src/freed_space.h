@@ -23,6 +23,9 @@ struct PhysicalExtent {
   // Every reference the scan saw is inside a destination range, and no folded read-only
   // snapshot copy holds it: the plan frees it, unless files outside the scan reference it.
   bool freed_by_plan = false;
+  // A round's source range lies on it: its destinations will reference it, so the plan
+  // keeps it, however its own references are covered (src/chained_sources.h makes this rare).
+  bool source = false;
   // Not freed by the plan alone, but once its small unique remainder of these bytes is
   // rewritten (src/remainder_plan.h) it would be: predicted_freed counts it, less them.
   uint64_t rewrite_bytes = 0;
@@ -50,5 +53,14 @@ FreedSpace predicted_freed(const std::vector<PhysicalExtent>& extents);
 btrfs::Result<FreedSpace> measure_freed(int fd, const std::vector<PhysicalExtent>& extents,
                                         const std::map<uint64_t, uint64_t>& rewritten = {},
                                         uint64_t scanned_at = 0);
+
+// The same from the extent tree's answer: allocated[i] says whether extents[i] is still
+// there (btrfs::extents_allocated).
+FreedSpace freed_of(const std::vector<PhysicalExtent>& extents, const std::vector<bool>& allocated,
+                    const std::map<uint64_t, uint64_t>& rewritten = {});
+
+// Whether each of `extents` is still allocated, as measure_freed reads it.
+btrfs::Result<std::vector<bool>> still_allocated(int fd, const std::vector<PhysicalExtent>& extents,
+                                                 uint64_t scanned_at = 0);
 
 }  // namespace btrdedupe

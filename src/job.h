@@ -14,6 +14,7 @@
 #include "src/fingerprint.h"
 #include "src/freed_space.h"
 #include "src/group_listing.h"
+#include "src/plan_check.h"
 #include "src/remainder_plan.h"
 #include "src/remainder_rewrite.h"
 #include "src/short_file_proof.h"
@@ -122,6 +123,9 @@ struct FilesystemReport {
   // and what the dedupe freed, read from the extent tree once its transaction committed.
   // before.allocated_bytes - freed.bytes is after.allocated_bytes.
   FreedSpace would_free, freed;
+  // Each extent the plan frees, looked up after the dedupe: freed, or why it is still
+  // allocated (src/plan_check.h).
+  PlanCheck plan_check;
   GroupListings groups;               // only with JobOptions::list_groups
   WorkListing work;                   // only with JobOptions::most_valuable_first and -d
   bool deduped = false;

@@ -101,6 +101,18 @@ Json json_scan_figures(const FilesystemReport& r) {
                                    {"readonly_aliases", p.readonly_aliases}}}};
 }
 
+Json json_tally(const ExtentTally& t) { return Json{{"extents", t.extents}, {"bytes", t.bytes}}; }
+
+Json json_plan_check(const PlanCheck& c) {
+  return Json{{"planned", json_tally(c.planned)},
+              {"freed", json_tally(c.freed)},
+              {"kept", Json{{"used_as_source", json_tally(c.used_as_source)},
+                            {"not_deduped", json_tally(c.not_deduped)},
+                            {"remainder_kept", json_tally(c.remainder_kept)},
+                            {"outside_scan", json_tally(c.outside_scan)}}},
+              {"freed_unplanned", json_tally(c.freed_unplanned)}};
+}
+
 Json json_space_figures(const FilesystemReport& r) {
   return Json{{"allocated_before", r.before.allocated_bytes},
               {"allocated_after", r.after.allocated_bytes},
@@ -109,7 +121,8 @@ Json json_space_figures(const FilesystemReport& r) {
               {"would_free_bytes", r.would_free.bytes},
               {"would_free_extents", r.would_free.extents},
               {"destination_extents_before", r.destination_extents_before},
-              {"destination_extents_after", r.destination_extents_after}};
+              {"destination_extents_after", r.destination_extents_after},
+              {"plan_check", json_plan_check(r.plan_check)}};
 }
 
 Json json_fingerprint_figures(const FingerprintStats& f) {

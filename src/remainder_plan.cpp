@@ -79,7 +79,8 @@ RemainderPlan plan_remainders(const ScanResult& scan, const DedupePlan& plan,
     size_t end = i;
     while (end < ex.size() && ex[end].disk_bytenr == ex[i].disk_bytenr) ++end;
     while (pe != extents.end() && pe->bytenr < ex[i].disk_bytenr) ++pe;
-    if (pe != extents.end() && pe->bytenr == ex[i].disk_bytenr && !pe->freed_by_plan)
+    // An extent a round reads from stays referenced by that round's destinations.
+    if (pe != extents.end() && pe->bytenr == ex[i].disk_bytenr && !pe->freed_by_plan && !pe->source)
       if (auto r = remainder_of(scan, ranges, i, end, rules)) candidates.push_back(std::move(*r));
     i = end;
   }

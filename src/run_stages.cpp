@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "src/duplicate_match.h"
+#include "src/file_extent_index.h"
 #include "src/heap_release.h"
 #include "src/io_threads.h"
 #include "src/scanned_file.h"
@@ -146,6 +147,7 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   work.plan = plan_rounds(scan, matches, po);
   work.planned = planned_bytes_by_subvolume(scan, work.plan);
   work.extents = destination_extents(scan, work.plan);
+  if (o.dedupe) work.footprint = PlanFootprint(scan, work.plan, FileExtentIndex(scan));
   if (o.rewrite_remainders) {
     RemainderRules rules;  // the budget is the filesystem's: earlier windows used some
     rules.budget_bytes = o.rewrite_budget - std::min(o.rewrite_budget, r.rewrite.planned_bytes);
@@ -202,18 +204,19 @@ DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const JobO
 }
 
 void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
-                         const RewriteStats& rewritten, uint64_t scanned_at,
-                         FilesystemReport& r) {
+                         const PlanFootprint& footprint, const RewriteStats& rewritten,
+                         uint64_t scanned_at, FilesystemReport& r) {
   auto fd = btrfs::Fd::open(scan.roots.front().path, O_RDONLY | O_NONBLOCK);
   if (fd) ::syncfs(fd->get());
-  auto freed = fd ? measure_freed(fd->get(), extents, rewritten.allocated_by_subvolume,
-                                       scanned_at)
-                  : btrfs::Result<FreedSpace>(fd.error());
-  if (!freed) {
-    if (r.error.empty()) r.error = "reading the extent tree after dedupe: " + freed.error().message();
+  auto allocated = fd ? still_allocated(fd->get(), extents, scanned_at)
+                      : btrfs::Result<std::vector<bool>>(fd.error());
+  if (!allocated) {
+    if (r.error.empty())
+      r.error = "reading the extent tree after dedupe: " + allocated.error().message();
     return;
   }
-  r.freed.add(*freed);
+  r.freed.add(freed_of(extents, *allocated, rewritten.allocated_by_subvolume));
+  r.plan_check.add(check_plan(extents, *allocated, footprint, scan));
 }
 
 void settle_allocated_after(FilesystemReport& r) {

@@ -16,6 +16,7 @@
 #include "src/fingerprint.h"
 #include "src/freed_space.h"
 #include "src/job.h"
+#include "src/plan_check.h"
 #include "src/remainder_plan.h"
 #include "src/tree_scan.h"
 
@@ -38,6 +39,8 @@ struct PlannedWork {
   // The files the dedupe writes into (destinations, rewritten remainders), as
   // (subvolume, inode), sorted: their extents are counted before and after.
   std::vector<std::pair<uint64_t, uint64_t>> destination_files;
+  // What the plan writes into and reads from, for the check of plan against disk.
+  PlanFootprint footprint;
   // (file, data hash) of the one-sector files the proof read (ShortFileProof::hashes_read).
   std::vector<std::pair<uint32_t, uint64_t>> short_hashes;
 };
@@ -71,9 +74,11 @@ DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const JobO
 // filesystem's generation when the run's scan began (ScanResult::fs of that scan, not of
 // a confirmation), so a new extent at a freed one's address is not taken for it. A failure
 // to look is the run's error; the dedupe stands.
+// `scan`: the confirmation scan; the planned extents still there are given their reason
+// (src/plan_check.h) in r.plan_check.
 void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
-                         const RewriteStats& rewritten, uint64_t scanned_at,
-                         FilesystemReport& r);
+                         const PlanFootprint& footprint, const RewriteStats& rewritten,
+                         uint64_t scanned_at, FilesystemReport& r);
 
 // The space of the scanned extents after the run: what was allocated less what is gone
 // (an extent no scanned file references any more counts until it is freed). Once the

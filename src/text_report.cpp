@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "src/byte_size.h"
 #include "src/dedupe_engine.h"
@@ -164,6 +165,7 @@ class Printer {
                  "from the trees in %.2f s)\n",
                  size(r.before.allocated_bytes).c_str(), size(r.after.allocated_bytes).c_str(),
                  size(r.freed.bytes).c_str(), ull(r.freed.extents), r.seconds.confirm);
+    plan_against_disk(r.plan_check);
     if (r.destination_extents_before)
       std::fprintf(out_, "  the files deduped into had %llu extents before, %llu after\n",
                    ull(r.destination_extents_before), ull(r.destination_extents_after));
@@ -173,6 +175,26 @@ class Printer {
         std::fprintf(out_, ", errno %d (%s): %llu ranges", code, std::strerror(code), ull(n));
       std::fprintf(out_, "\n");
     }
+  }
+
+  // The plan's extents looked up again: a gap between plan and disk, with its reasons.
+  void plan_against_disk(const PlanCheck& c) const {
+    if (!c.planned.extents) return;
+    std::fprintf(out_, "  plan against disk: %llu of %llu planned extents freed (%s of %s)",
+                 ull(c.freed.extents), ull(c.planned.extents), size(c.freed.bytes).c_str(),
+                 size(c.planned.bytes).c_str());
+    const std::pair<const char*, const ExtentTally*> kept[] = {
+        {"a round's source lay on them", &c.used_as_source},
+        {"a destination range was not deduped", &c.not_deduped},
+        {"a remainder was not rewritten", &c.remainder_kept},
+        {"held by files outside the scan", &c.outside_scan}};
+    const char* sep = "; still allocated: ";
+    for (const auto& [why, t] : kept)
+      if (t->extents) {
+        std::fprintf(out_, "%s%llu (%s) %s", sep, ull(t->extents), size(t->bytes).c_str(), why);
+        sep = ", ";
+      }
+    std::fprintf(out_, "\n");
   }
 
   void planned_rewrites(const RewriteStats& w) const {

@@ -114,6 +114,7 @@ bool dedupe_window(CatalogSession& session, ScanResult& window, PlannedWork work
   const auto extents = std::move(work.extents);
   const auto rewritten = std::move(work.rewritten);
   const auto files = std::move(work.destination_files);
+  const auto footprint = std::move(work.footprint);
   work = {};
   t = Clock::now();
   report_progress(progress, "confirm", 0, 0);
@@ -126,7 +127,7 @@ bool dedupe_window(CatalogSession& session, ScanResult& window, PlannedWork work
   }
   sharing = summarize_sharing(window.extents, &window.files, roles);
   usage = subvolume_usage(window, roles);
-  measure_freed_space(window, extents, rewritten, window.fs.generation, r);
+  measure_freed_space(window, extents, footprint, rewritten, window.fs.generation, r);
   r.destination_extents_after += count_extents_of(window, files);
   return true;
 }
