@@ -94,10 +94,6 @@ class LinksByFile {
   std::unordered_map<uint32_t, std::vector<Link>> links_;
 };
 
-uint64_t disk_order_of(const FileExtentIndex& index, const RangeRef& source) {
-  const FileExtent* e = index.at(source.file, source.offset);
-  return e ? e->disk_bytenr + e->extent_offset + (source.offset - e->file_offset) : 0;
-}
 
 bool overlaps(const RangeRef& a, const RangeRef& b, uint64_t length) {
   return a.file == b.file && a.offset < b.offset + length && b.offset < a.offset + length;
@@ -125,7 +121,7 @@ ChainedSources take_sources_past_destinations(DedupePlan& plan, const FileExtent
       piece.source = {p.file, p.offset};
       piece.length = p.length;
       piece.group = r.group;
-      piece.disk_order = disk_order_of(index, piece.source);
+      piece.disk_order = index.disk_address(piece.source.file, piece.source.offset);
       if (p.file != r.source.file || p.offset != r.source.offset + p.at) out.bytes_moved += p.length;
       for (const auto& d : r.destinations) {
         const RangeRef dest{d.file, d.offset + p.at};

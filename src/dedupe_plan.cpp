@@ -65,14 +65,12 @@ void add_rounds(const FileExtentIndex& index, uint32_t gi, const GroupMember& ta
                 size_t max_dest, DedupePlan& plan) {
   for (uint64_t done = data.offset; done < data.offset + data.length; done += round) {
     const uint64_t len = std::min(round, data.offset + data.length - done);
-    const FileExtent* e = index.at(target.file, target.offset + done);
     for (size_t d = 0; d < dests.size(); d += max_dest) {
       DedupeRound r;
       r.source = {target.file, target.offset + done};
       r.length = len;
       r.group = gi;
-      r.disk_order =
-          e ? e->disk_bytenr + e->extent_offset + (target.offset + done - e->file_offset) : 0;
+      r.disk_order = index.disk_address(target.file, target.offset + done);
       for (size_t k = d; k < std::min(dests.size(), d + max_dest); ++k)
         r.destinations.push_back({dests[k].file, dests[k].offset + done});
       plan.planned_bytes += len * r.destinations.size();

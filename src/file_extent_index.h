@@ -25,6 +25,12 @@ class FileExtentIndex {
   }
   // The extent holding byte `offset` of `file`; nullptr for a hole or an inline extent.
   const FileExtent* at(uint32_t file, uint64_t offset) const;
+  // The disk address of byte `offset` of `file` (0 for a hole or an inline extent): the
+  // order rounds run in.
+  uint64_t disk_address(uint32_t file, uint64_t offset) const {
+    const FileExtent* e = at(file, offset);
+    return e ? e->disk_bytenr + e->extent_offset + (offset - e->file_offset) : 0;
+  }
 
   // The sectors of `file` below EOF that hold data (its regular extents), merged, in file
   // order. The rest reads as zeros: holes, and prealloc (unwritten) extents, which count as

@@ -13,6 +13,7 @@
 #include "src/dedupe_engine.h"
 #include "src/fingerprint.h"
 #include "src/freed_space.h"
+#include "src/freeing_runs.h"
 #include "src/group_listing.h"
 #include "src/plan_check.h"
 #include "src/remainder_plan.h"
@@ -126,6 +127,8 @@ struct FilesystemReport {
   // Each extent the plan frees, looked up after the dedupe: freed, or why it is still
   // allocated (src/plan_check.h).
   PlanCheck plan_check;
+  // Short runs added where they let a destination extent go (src/freeing_runs.h).
+  FreeingRuns freeing_runs;
   GroupListings groups;               // only with JobOptions::list_groups
   WorkListing work;                   // only with JobOptions::most_valuable_first and -d
   bool deduped = false;

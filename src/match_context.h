@@ -94,6 +94,7 @@ class MatchContext {
     return whole_file_hash(scan_, index_, fp_.files[f], f);
   }
   std::vector<SectorRun> data_runs(uint32_t f) const { return index_.data_runs(f); }
+  std::span<const uint32_t> extents_of(uint32_t f) const { return index_.of(f); }
 
   // Same size, datasum kind, hole map and data sums: whole-file duplicates. `runs` are f's.
   bool same_file(uint32_t f, const std::vector<SectorRun>& runs, uint32_t g) const {

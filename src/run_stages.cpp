@@ -9,6 +9,7 @@
 
 #include "src/duplicate_match.h"
 #include "src/file_extent_index.h"
+#include "src/freeing_runs.h"
 #include "src/heap_release.h"
 #include "src/io_threads.h"
 #include "src/scanned_file.h"
@@ -135,7 +136,6 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   const unsigned readers = o.io_threads ? o.io_threads : kProofReaders;
   auto proof = prove_short_files(scan, fp, matches, readers);
   r.short_file_proofs.add(proof.counts);
-  fp.files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
   std::vector<bool> grown;
   if (roles.in_windows()) grown = drop_groups_of_earlier_windows(roles, matches);
   PlanOptions po;
@@ -147,6 +147,14 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   work.plan = plan_rounds(scan, matches, po);
   work.planned = planned_bytes_by_subvolume(scan, work.plan);
   work.extents = destination_extents(scan, work.plan);
+  if (o.partial) {
+    FreeingRunRules rules;
+    rules.untouched_below = o.block_size;
+    r.freeing_runs.add(add_freeing_runs(scan, fp, work.extents, rules, o.most_valuable_first,
+                                        matches, work.plan));
+    work.extents = destination_extents(scan, work.plan);
+  }
+  fp.files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
   if (o.dedupe) work.footprint = PlanFootprint(scan, work.plan, FileExtentIndex(scan));
   if (o.rewrite_remainders) {
     RemainderRules rules;  // the budget is the filesystem's: earlier windows used some
