@@ -21,7 +21,7 @@ std::optional<RemainderExtent> remainder_of(const ScanResult& scan, const Ranges
                                             size_t begin, size_t end,
                                             const RemainderRules& rules) {
   const auto& ex = scan.extents;
-  RemainderExtent out{ex[begin].disk_bytenr, ex[begin].disk_num_bytes, {}};
+  RemainderExtent out{ex[begin].disk_bytenr, ex[begin].disk_num_bytes, {}, false, {}};
   std::vector<Interval> in_extent;  // the remainder's bytes as offsets into the extent
   uint64_t logical_end = 0;
   bool compressed = false;
@@ -53,6 +53,8 @@ std::optional<RemainderExtent> remainder_of(const ScanResult& scan, const Ranges
   const uint64_t bytes = out.bytes();
   if (bytes > rules.max_remainder_bytes || bytes * rules.max_remainder_share > extent_bytes)
     return std::nullopt;
+  for (size_t i = begin; i < end; ++i)
+    out.references.push_back({ex[i].file, ex[i].file_offset, ex[i].length});
   std::sort(out.ranges.begin(), out.ranges.end(), [](const RemainderRange& a, const RemainderRange& b) {
     return std::tie(a.file, a.offset) < std::tie(b.file, b.offset);
   });
@@ -79,9 +81,12 @@ RemainderPlan plan_remainders(const ScanResult& scan, const DedupePlan& plan,
     size_t end = i;
     while (end < ex.size() && ex[end].disk_bytenr == ex[i].disk_bytenr) ++end;
     while (pe != extents.end() && pe->bytenr < ex[i].disk_bytenr) ++pe;
-    // An extent a round reads from stays referenced by that round's destinations.
-    if (pe != extents.end() && pe->bytenr == ex[i].disk_bytenr && !pe->freed_by_plan && !pe->source)
-      if (auto r = remainder_of(scan, ranges, i, end, rules)) candidates.push_back(std::move(*r));
+    if (pe != extents.end() && pe->bytenr == ex[i].disk_bytenr && !pe->freed_by_plan)
+      if (auto r = remainder_of(scan, ranges, i, end, rules)) {
+        r->before_rounds = pe->source;
+        if (!r->before_rounds) r->references.clear();
+        candidates.push_back(std::move(*r));
+      }
     i = end;
   }
   // Most freed per byte written first: bytes/disk_bytes ascending.

@@ -18,6 +18,7 @@
 //     the others are counted as skipped for the budget.
 // References outside the scan cannot be seen here: the rewrite checks, after the rounds,
 // that the extent's references are exactly the remainders (LOGICAL_INO) before writing.
+// A remainder a round reads from is rewritten before the rounds instead (before_rounds).
 #pragma once
 
 #include <cstdint>
@@ -48,6 +49,12 @@ struct RemainderExtent {
   uint64_t disk_bytes = 0;
   std::vector<RemainderRange> ranges;  // by file, then offset
   uint64_t bytes() const;              // the remainder's bytes: what its rewrite writes
+  // A round reads from the remainder (PhysicalExtent::source): rewritten before the rounds,
+  // so that their destinations share the copy, not the old extent. Its references are then
+  // checked against all those the scan saw (`references`: where each begins), not against
+  // the remainder alone.
+  bool before_rounds = false;
+  std::vector<RemainderRange> references;
 };
 
 struct RemainderPlan {

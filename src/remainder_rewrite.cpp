@@ -34,6 +34,7 @@ class RemainderRewrite {
     }
     kernel_.commit(fs->get());
     for (size_t i = 0; i < plan_.extents.size(); ++i) {
+      if (plan_.extents[i].before_rounds != options_.before_rounds) continue;
       if (options_.stop && options_.stop->load()) break;
       if (ended_) {
         fall_back(plan_.extents[i].ranges.size(), "");
@@ -68,12 +69,13 @@ class RemainderRewrite {
     if (done == extent.ranges.size()) ++stats_.extents_rewritten;
   }
 
-  // The extent's references are exactly its remainder ranges (one extent item each).
+  // The extent's references are exactly its remainder ranges (one extent item each), or
+  // before the rounds, exactly those the scan saw.
   bool held_only_by_remainder(const RemainderExtent& extent,
                               std::vector<btrfs::ExtentRef> refs) const {
     using Key = std::tuple<uint64_t, uint64_t, uint64_t>;  // subvolume, inode, offset
     std::vector<Key> want, have;
-    for (const auto& r : extent.ranges) {
+    for (const auto& r : extent.before_rounds ? extent.references : extent.ranges) {
       const ScannedFile& f = scan_.files[r.file];
       want.emplace_back(f.subvolume, f.inode, r.offset);
     }

@@ -30,6 +30,8 @@ struct RewriteOptions {
   RewriteKernel* kernel = nullptr;
   const std::atomic<bool>* stop = nullptr;  // when set and true, start no new extent
   std::function<void(uint64_t)> on_progress;  // bytes written so far
+  // Which of the plan's extents: those rewritten before the rounds (before_rounds), or after.
+  bool before_rounds = false;
 };
 
 struct RewriteStats {

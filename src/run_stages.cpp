@@ -50,7 +50,7 @@ std::vector<GroupListing> list_groups(const ScanResult& scan, const MatchResult&
 // After the rounds: the remainders, unless a stop came or the filesystem is full.
 RewriteStats rewrite_planned(const ScanResult& scan, const RemainderPlan& remainders,
                              const DedupeStats& rounds, const JobOptions& o,
-                             ProgressSink* progress) {
+                             ProgressSink* progress, bool before_rounds) {
   RewriteStats none;
   if (remainders.extents.empty() || rounds.stopped) return none;
   if (rounds.no_space) {
@@ -60,6 +60,7 @@ RewriteStats rewrite_planned(const ScanResult& scan, const RemainderPlan& remain
   }
   RewriteOptions ropt;
   ropt.stop = o.stop;
+  ropt.before_rounds = before_rounds;
   report_progress(progress, "rewrite", 0, remainders.bytes);
   if (progress)
     ropt.on_progress = [&](uint64_t done) { progress->progress("rewrite", done, remainders.bytes); };
@@ -203,10 +204,12 @@ DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const JobO
   dopt.scan_started = r.started_at;
   std::vector<uint8_t> started;
   if (o.most_valuable_first) dopt.round_started = &started;
+  // Remainders that rounds read from first (RemainderExtent::before_rounds).
+  work.rewritten = rewrite_planned(scan, work.remainders, {}, o, progress, true);
   auto stats = run_dedupe(scan, plan, dopt);
   r.deduped = true;
   if (o.most_valuable_first) r.work.add(list_work(scan, plan, started));
-  work.rewritten = rewrite_planned(scan, work.remainders, stats, o, progress);
+  work.rewritten.add(rewrite_planned(scan, work.remainders, stats, o, progress, false));
   r.rewrite.add(work.rewritten);
   return stats;
 }

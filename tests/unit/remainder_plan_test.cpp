@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "src/destination_ranges.h"
 #include "src/freed_space.h"
 #include "tests/unit/synthetic_fs.h"
@@ -74,6 +76,23 @@ TEST_F(RemainderPlanTest, SmallUniqueTailIsPlanned) {
   EXPECT_EQ(p.extents[0].ranges[0].length, kMiB / 2);
   EXPECT_EQ(p.bytes, kMiB / 2);
   EXPECT_EQ(predicted_freed(extents).bytes, 4 * kMiB - kMiB / 2);
+}
+
+// The same tail is also the source of a round into a third file: rewritten before the
+// rounds (so that the round shares the copy), and checked against every reference then.
+TEST_F(RemainderPlanTest, ATailARoundReadsFromIsRewrittenBeforeTheRounds) {
+  const auto a = file(4 * kMiB), b = file(4 * kMiB), c = file(4 * kMiB);
+  round(a, b, 3 * kMiB + kMiB / 2);
+  round(b, c, kMiB / 2, 3 * kMiB + kMiB / 2);
+  const auto p = remainders();
+  const auto it = std::find_if(p.extents.begin(), p.extents.end(), [&](const RemainderExtent& e) {
+    return e.bytenr == extent_of(b).disk_bytenr;
+  });
+  ASSERT_NE(it, p.extents.end());
+  EXPECT_TRUE(it->before_rounds);
+  ASSERT_EQ(it->references.size(), 1u);  // b's one extent item
+  EXPECT_EQ(it->references[0].file, b);
+  EXPECT_EQ(it->ranges[0].offset, 3 * kMiB + kMiB / 2);
 }
 
 // A remainder of more than a quarter of the extent, or over the cap, is left.

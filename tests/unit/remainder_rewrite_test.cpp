@@ -94,7 +94,7 @@ class RemainderRewriteAnswers : public ::testing::Test {
   // An extent at `bytenr` whose remainder is the last `tail` bytes of a new file.
   void add_remainder(uint64_t bytenr, uint64_t tail) {
     const auto f = add_file(64 * kSector);
-    plan_.extents.push_back({bytenr, 64 * kSector, {{f, 64 * kSector - tail, tail}}});
+    plan_.extents.push_back({bytenr, 64 * kSector, {{f, 64 * kSector - tail, tail}}, false, {}});
     plan_.bytes += tail;
   }
   RewriteStats run() { return rewrite_remainders(scan_, plan_, options_); }
@@ -210,6 +210,32 @@ TEST_F(RemainderRewriteAnswers, AStopStartsNothing) {
   const auto s = run();
   EXPECT_EQ(kernel_.copies, 0u);
   EXPECT_EQ(s.ranges_fell_back, 0u);
+}
+
+}  // namespace
+}  // namespace btrdedupe
+
+namespace btrdedupe {
+namespace {
+
+// A remainder a round reads from is written before the rounds, checked against every
+// reference the scan saw (the destination ranges still hold the extent then), and only in
+// that phase.
+TEST_F(RemainderRewriteAnswers, ARemainderRoundsReadFromIsRewrittenBeforeThem) {
+  add_remainder(1 << 20, 8 * kSector);
+  auto& e = plan_.extents.back();
+  e.before_rounds = true;
+  const uint32_t f = e.ranges.front().file;
+  e.references = {{f, 0, 56 * kSector}, {f, 56 * kSector, 8 * kSector}};
+  kernel_.references = [this](uint64_t) -> btrfs::Result<std::vector<btrfs::ExtentRef>> {
+    const auto ino = scan_.files[0].inode;
+    return std::vector<btrfs::ExtentRef>{{ino, 0, 5}, {ino, 56 * kSector, 5}};
+  };
+  EXPECT_EQ(run().ranges_rewritten, 0u);  // the phase after the rounds leaves it
+  options_.before_rounds = true;
+  const auto s = run();
+  EXPECT_EQ(s.extents_rewritten, 1u);
+  EXPECT_EQ(s.bytes_written, 8 * kSector);
 }
 
 }  // namespace
