@@ -8,26 +8,6 @@
 
 namespace btrdedupe {
 
-namespace {
-
-// The extents the plan's source ranges lie on, sorted.
-std::vector<uint64_t> source_extents(const ScanResult& scan, const DedupePlan& plan) {
-  const FileExtentIndex index(scan);
-  std::vector<uint64_t> out;
-  for (const auto& r : plan.rounds)
-    for (uint64_t at = r.source.offset; at < r.source.offset + r.length;) {
-      const FileExtent* e = index.at(r.source.file, at);
-      if (!e) break;
-      out.push_back(e->disk_bytenr);
-      at = e->file_offset + e->length;
-    }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
-}  // namespace
-
 std::vector<PhysicalExtent> destination_extents(const ScanResult& scan, const DedupePlan& plan) {
   const auto ranges = destination_ranges(plan);
   const auto sources = source_extents(scan, plan);
@@ -55,6 +35,21 @@ std::vector<PhysicalExtent> destination_extents(const ScanResult& scan, const De
     }
     i = end;
   }
+  return out;
+}
+
+std::vector<uint64_t> source_extents(const ScanResult& scan, const DedupePlan& plan) {
+  const FileExtentIndex index(scan);
+  std::vector<uint64_t> out;
+  for (const auto& r : plan.rounds)
+    for (uint64_t at = r.source.offset; at < r.source.offset + r.length;) {
+      const FileExtent* e = index.at(r.source.file, at);
+      if (!e) break;
+      out.push_back(e->disk_bytenr);
+      at = e->file_offset + e->length;
+    }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

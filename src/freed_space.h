@@ -31,6 +31,9 @@ struct PhysicalExtent {
   uint64_t rewrite_bytes = 0;
 };
 
+// The extents the plan's source ranges lie on (every one a range spans), sorted, once each.
+std::vector<uint64_t> source_extents(const ScanResult& scan, const DedupePlan& plan);
+
 // The extents referenced by the plan's destination ranges, sorted by bytenr, once each.
 std::vector<PhysicalExtent> destination_extents(const ScanResult& scan, const DedupePlan& plan);
 

@@ -122,7 +122,11 @@ Json json_space_figures(const FilesystemReport& r) {
               {"would_free_extents", r.would_free.extents},
               {"destination_extents_before", r.destination_extents_before},
               {"destination_extents_after", r.destination_extents_after},
-              {"plan_check", json_plan_check(r.plan_check)}};
+              {"plan_check", json_plan_check(r.plan_check)},
+              {"freeing_runs", Json{{"groups", r.freeing_runs.groups},
+                                    {"bytes", r.freeing_runs.bytes},
+                                    {"extents", r.freeing_runs.extents},
+                                    {"index_entries", r.freeing_runs.index_entries}}}};
 }
 
 Json json_fingerprint_figures(const FingerprintStats& f) {

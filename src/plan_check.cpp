@@ -22,8 +22,7 @@ uint64_t PlanCheck::kept_extents() const {
          outside_scan.extents;
 }
 
-PlanFootprint::PlanFootprint(const ScanResult& scan, const DedupePlan& plan,
-                             const FileExtentIndex& index) {
+PlanFootprint::PlanFootprint(const ScanResult& scan, const DedupePlan& plan) {
   for (const auto& [file, intervals] : destination_ranges(plan)) {
     const ScannedFile& f = scan.files[file];
     for (const auto& i : intervals) destinations_.push_back({f.subvolume, f.inode, i.start, i.end});
@@ -31,18 +30,7 @@ PlanFootprint::PlanFootprint(const ScanResult& scan, const DedupePlan& plan,
   std::sort(destinations_.begin(), destinations_.end(), [](const Range& a, const Range& b) {
     return std::tie(a.subvolume, a.inode, a.start) < std::tie(b.subvolume, b.inode, b.start);
   });
-  for (const auto& r : plan.rounds)
-    // Every extent the source range spans, not only its first.
-    for (uint64_t at = r.source.offset; at < r.source.offset + r.length;) {
-      const FileExtent* e = index.at(r.source.file, at);
-      if (!e) break;
-      source_extents_.push_back(e->disk_bytenr);
-      at = e->file_offset + e->length;
-    }
-  std::sort(source_extents_.begin(), source_extents_.end());
-  source_extents_.erase(std::unique(source_extents_.begin(), source_extents_.end()),
-                        source_extents_.end());
-  source_extents_.shrink_to_fit();
+  source_extents_ = source_extents(scan, plan);
 }
 
 bool PlanFootprint::source_extent(uint64_t bytenr) const {

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "src/dedupe_plan.h"
-#include "src/file_extent_index.h"
 #include "src/freed_space.h"
 #include "src/tree_scan.h"
 
@@ -43,7 +42,7 @@ struct PlanCheck {
 class PlanFootprint {
  public:
   PlanFootprint() = default;
-  PlanFootprint(const ScanResult& scan, const DedupePlan& plan, const FileExtentIndex& index);
+  PlanFootprint(const ScanResult& scan, const DedupePlan& plan);
 
   bool source_extent(uint64_t bytenr) const;
   // Whether the destination ranges of (subvolume, inode) cover any of [start, end).

@@ -120,6 +120,35 @@ void report_progress(ProgressSink* sink, const char* phase, uint64_t done, uint6
   if (sink) sink->progress(phase, done, total);
 }
 
+namespace {
+
+// The plan made per physical extent: short runs where they let one go, the remainders to
+// rewrite, and what that frees.
+void plan_whole_extents(const ScanResult& scan, const FingerprintResult& fp, const JobOptions& o,
+                        MatchResult& matches, PlannedWork& work, FilesystemReport& r) {
+  work.extents = destination_extents(scan, work.plan);
+  if (o.partial) {
+    FreeingRunRules rules;
+    rules.untouched_below = o.block_size;
+    r.freeing_runs.add(add_freeing_runs(scan, fp, work.extents, rules, o.most_valuable_first,
+                                        matches, work.plan));
+    work.extents = destination_extents(scan, work.plan);
+  }
+  if (o.dedupe) work.footprint = PlanFootprint(scan, work.plan);
+  if (o.rewrite_remainders) {
+    RemainderRules rules;  // the budget is the filesystem's: earlier windows used some
+    rules.budget_bytes = o.rewrite_budget - std::min(o.rewrite_budget, r.rewrite.planned_bytes);
+    work.remainders = plan_remainders(scan, work.plan, work.extents, rules);
+    r.rewrite.planned_extents += work.remainders.extents.size();
+    r.rewrite.planned_bytes += work.remainders.bytes;
+    r.rewrite.skipped_for_budget += work.remainders.skipped_for_budget;
+    r.rewrite.bytes_skipped_for_budget += work.remainders.bytes_skipped_for_budget;
+  }
+  r.would_free.add(predicted_freed(work.extents));
+}
+
+}  // namespace
+
 PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const JobOptions& o,
                            const BatchRoles& roles, ProgressSink* progress,
                            FilesystemReport& r) {
@@ -147,26 +176,8 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   work.short_hashes = std::move(proof.hashes_read);
   work.plan = plan_rounds(scan, matches, po);
   work.planned = planned_bytes_by_subvolume(scan, work.plan);
-  work.extents = destination_extents(scan, work.plan);
-  if (o.partial) {
-    FreeingRunRules rules;
-    rules.untouched_below = o.block_size;
-    r.freeing_runs.add(add_freeing_runs(scan, fp, work.extents, rules, o.most_valuable_first,
-                                        matches, work.plan));
-    work.extents = destination_extents(scan, work.plan);
-  }
+  plan_whole_extents(scan, fp, o, matches, work, r);
   fp.files = FileSumsTable();  // the sums are no longer needed: free them before dedupe
-  if (o.dedupe) work.footprint = PlanFootprint(scan, work.plan, FileExtentIndex(scan));
-  if (o.rewrite_remainders) {
-    RemainderRules rules;  // the budget is the filesystem's: earlier windows used some
-    rules.budget_bytes = o.rewrite_budget - std::min(o.rewrite_budget, r.rewrite.planned_bytes);
-    work.remainders = plan_remainders(scan, work.plan, work.extents, rules);
-    r.rewrite.planned_extents += work.remainders.extents.size();
-    r.rewrite.planned_bytes += work.remainders.bytes;
-    r.rewrite.skipped_for_budget += work.remainders.skipped_for_budget;
-    r.rewrite.bytes_skipped_for_budget += work.remainders.bytes_skipped_for_budget;
-  }
-  r.would_free.add(predicted_freed(work.extents));
   work.destination_files = destination_files(scan, work);
   r.destination_extents_before += count_extents_of(scan, work.destination_files);
   r.whole_file_groups += matches.whole_file_groups;

@@ -136,6 +136,11 @@ class Printer {
                  "the scan (files outside it may still hold some)\n",
                  r.deduped ? "planned to" : "-d would", size(r.would_free.bytes).c_str(),
                  ull(r.would_free.extents));
+    if (r.freeing_runs.groups)
+      std::fprintf(out_, "  of the groups, %llu are short runs (%s) added because they let %llu "
+                   "extents go whole\n",
+                   ull(r.freeing_runs.groups), size(r.freeing_runs.bytes).c_str(),
+                   ull(r.freeing_runs.extents));
     planned_rewrites(r.rewrite);
     if (o_.dry_run)
       std::fprintf(out_, "Dry run: -d would dedupe %s in %llu rounds; nothing was changed\n",

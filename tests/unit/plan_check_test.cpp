@@ -20,7 +20,7 @@ struct PlanCheckTest : ::testing::Test {
     r.destinations = {{1, 0}};
     plan.rounds.push_back(r);
     extents = destination_extents(fs.scan, plan);
-    footprint = PlanFootprint(fs.scan, plan, FileExtentIndex(fs.scan));
+    footprint = PlanFootprint(fs.scan, plan);
   }
   // The confirmation scan: f1 references `bytenr` at [from, to) in sectors, or nothing.
   ScanResult after_with_f1_on(uint64_t bytenr, uint64_t from, uint64_t to) const {
@@ -73,7 +73,7 @@ TEST_F(PlanCheckTest, AnExtentARoundReadFromIsUsedAsSource) {
   back.source = {1, 0};
   back.destinations = {{0, 0}};
   plan.rounds.push_back(back);
-  const PlanFootprint both(fs.scan, plan, FileExtentIndex(fs.scan));
+  const PlanFootprint both(fs.scan, plan);
   PhysicalExtent planned = extents[0];
   planned.freed_by_plan = true;
   const auto c = check_plan({planned}, {true}, both, after_with_f1_on(0, 0, 0));
