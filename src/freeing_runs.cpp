@@ -252,15 +252,19 @@ void FreeingRunFinder::look_up(uint32_t g, uint64_t s, uint64_t floor, uint64_t 
   }
 }
 
-// The runs of the candidates they let go: filled, or left within the rewrite's rule.
+// The runs of the candidates they let go (filled, or left within the rewrite's rule) that
+// the rewrite alone would not: a short extent untouched by the plan, or a remainder over
+// the rule.
 std::vector<Run> FreeingRunFinder::accepted(FreeingRuns& out) {
   const RemainderRules& r = rules_.remainder;
   std::vector<uint8_t> goes(candidates_.size(), 0);
   for (size_t i = 0; i < candidates_.size(); ++i) {
     const Candidate& c = candidates_[i];
+    const auto within_rule = [&](uint64_t left) {
+      return left == 0 || (left <= r.max_remainder_bytes && left * r.max_remainder_share <= c.disk_bytes);
+    };
     const uint64_t left = c.remainder_bytes - std::min(c.remainder_bytes, c.filled_bytes);
-    goes[i] = c.filled_bytes && (left == 0 || (left <= r.max_remainder_bytes &&
-                                               left * r.max_remainder_share <= c.disk_bytes));
+    goes[i] = c.filled_bytes && within_rule(left) && (c.untouched || !within_rule(c.remainder_bytes));
     out.extents += goes[i];
   }
   std::vector<Run> keep;

@@ -12,7 +12,10 @@
 // 64 bits of sums (2 sectors with crc32c, 1 with the longer sums) become groups and rounds
 // of their own, but only for an extent they let go: its remainder filled entirely, or left
 // small enough for the remainder rewrite (src/remainder_plan.h). Elsewhere a short run
-// would only cut the file into more extents for nothing.
+// would only cut the file into more extents for nothing; and where the rewrite alone
+// already lets the extent go, it does, with one new extent per remainder range where the
+// short runs would cut one per run (real ext4 images: 1,435 extents in the image most
+// deduped into, against 1,695, for 91.4% of a perfect dedupe against 92.6%).
 //
 // Memory: the index holds 16 bytes per remainder sector, and only for the extents tried
 // (at most max_index_entries: 16 MiB by default, the remainders of smallest share first).

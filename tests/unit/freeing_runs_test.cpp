@@ -42,22 +42,35 @@ bool has_round(const DedupePlan& plan, RangeRef src, RangeRef dst, uint64_t leng
   return false;
 }
 
-// f1 = f0's first 32 sectors (a run the matcher finds), then 3 sectors f0 holds further on
-// (too short for it): the 3 are shared from f0 and f1's one extent goes whole.
+// f1 = f0's first 32 sectors (a run the matcher finds), then 12 sectors f0 holds further
+// on (too short for it, and more than a quarter of the extent: too much to rewrite): the
+// 12 are shared from f0 and f1's one extent goes whole.
 TEST(FreeingRuns, AShortRemainderFoundInKeptDataLetsTheExtentGo) {
   SyntheticFs fs;
   fs.add_file(64 * kSector, seq(1, 64));
-  fs.add_file(35 * kSector, join(seq(1, 32), seq(41, 3)));
+  fs.add_file(44 * kSector, join(seq(1, 32), seq(41, 12)));
   const auto p = plan_with_freeing_runs(fs);
   EXPECT_EQ(p.runs.groups, 1u);
   EXPECT_EQ(p.runs.extents, 1u);
-  EXPECT_TRUE(has_round(p.plan, {0, 40 * kSector}, {1, 32 * kSector}, 3 * kSector));
+  EXPECT_TRUE(has_round(p.plan, {0, 40 * kSector}, {1, 32 * kSector}, 12 * kSector));
   ASSERT_EQ(p.extents.size(), 1u);
   EXPECT_TRUE(p.extents[0].freed_by_plan);
   EXPECT_EQ(p.matches.partial_groups, 2u);  // the long run's group and the short one's
 }
 
-// The same 3 sectors, but 20 more that nothing else holds: the extent stays whatever is
+// A remainder the rewrite takes anyway (3 of 35 sectors) is left to it: one new extent
+// for the remainder, where short runs would cut one per run.
+TEST(FreeingRuns, ARemainderTheRewriteTakesIsLeftToIt) {
+  SyntheticFs fs;
+  fs.add_file(64 * kSector, seq(1, 64));
+  fs.add_file(35 * kSector, join(seq(1, 32), seq(41, 3)));
+  const auto p = plan_with_freeing_runs(fs);
+  EXPECT_EQ(p.runs.groups, 0u);
+  ASSERT_EQ(p.extents.size(), 1u);
+  EXPECT_FALSE(p.extents[0].freed_by_plan);
+}
+
+// 3 sectors f0 holds, but 20 more that nothing else holds: the extent stays whatever is
 // shared, so no short run cuts it.
 TEST(FreeingRuns, AShortRunThatFreesNothingIsNotProposed) {
   SyntheticFs fs;
@@ -99,22 +112,22 @@ TEST(FreeingRuns, ATailIsNotSharedWithBytesThatGoOn) {
 TEST(FreeingRuns, ARemainderThatWasASourceIsTakenFromKeptData) {
   SyntheticFs fs;
   fs.add_file(64 * kSector, seq(1, 64));
-  fs.add_file(36 * kSector, join(seq(1, 32), seq(41, 4)));
-  fs.add_file(36 * kSector, join(seq(500, 32), seq(41, 4)));
+  fs.add_file(44 * kSector, join(seq(1, 32), seq(41, 12)));
+  fs.add_file(44 * kSector, join(seq(500, 32), seq(41, 12)));
   sort_by_physical_identity(fs.scan.extents);
   MatchResult matches;
   DedupePlan plan;
   DedupeRound a, b;
   a.source = {0, 0}, a.length = 32 * kSector, a.destinations = {{1, 0}};
-  b.source = {1, 32 * kSector}, b.length = 4 * kSector, b.destinations = {{2, 32 * kSector}};
+  b.source = {1, 32 * kSector}, b.length = 12 * kSector, b.destinations = {{2, 32 * kSector}};
   plan.rounds = {a, b};
   auto extents = destination_extents(fs.scan, plan);
   ASSERT_EQ(extents.size(), 2u);
   EXPECT_TRUE(extents[0].source);  // f1's: a round reads from it
   const auto runs = add_freeing_runs(fs.scan, fs.fp, extents, {}, false, matches, plan);
   EXPECT_EQ(runs.groups, 1u);
-  EXPECT_TRUE(has_round(plan, {0, 40 * kSector}, {1, 32 * kSector}, 4 * kSector));
-  EXPECT_TRUE(has_round(plan, {0, 40 * kSector}, {2, 32 * kSector}, 4 * kSector));
+  EXPECT_TRUE(has_round(plan, {0, 40 * kSector}, {1, 32 * kSector}, 12 * kSector));
+  EXPECT_TRUE(has_round(plan, {0, 40 * kSector}, {2, 32 * kSector}, 12 * kSector));
   extents = destination_extents(fs.scan, plan);
   EXPECT_TRUE(extents[0].freed_by_plan);
   EXPECT_FALSE(extents[0].source);
