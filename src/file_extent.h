@@ -67,12 +67,17 @@ struct PassedOver {
   // Files of read-only snapshots whose extents equal a file already scanned: never a
   // destination, so only their existence is recorded (see ScannedFile::readonly_alias).
   uint64_t readonly_aliases = 0;
+  // Disk addresses of the extents prealloc items name (unwritten parts of an extent whose
+  // other parts hold data): such an extent stays allocated whatever a dedupe shares.
+  std::vector<uint64_t> prealloc_bytenrs;
   void add(const PassedOver& more) {
     inline_extents += more.inline_extents, inline_bytes += more.inline_bytes;
     hole_extents += more.hole_extents, hole_bytes += more.hole_bytes;
     prealloc_extents += more.prealloc_extents, prealloc_bytes += more.prealloc_bytes;
     excluded_files += more.excluded_files;
     readonly_aliases += more.readonly_aliases;
+    prealloc_bytenrs.insert(prealloc_bytenrs.end(), more.prealloc_bytenrs.begin(),
+                            more.prealloc_bytenrs.end());
   }
 };
 

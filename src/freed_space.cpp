@@ -11,6 +11,8 @@ namespace btrdedupe {
 std::vector<PhysicalExtent> destination_extents(const ScanResult& scan, const DedupePlan& plan) {
   const auto ranges = destination_ranges(plan);
   const auto sources = source_extents(scan, plan);
+  auto unwritten = scan.passed_over.prealloc_bytenrs;
+  std::sort(unwritten.begin(), unwritten.end());
   std::vector<PhysicalExtent> out;
   const auto& ex = scan.extents;  // sorted by disk_bytenr: an extent's references are adjacent
   for (size_t i = 0; i < ex.size();) {
@@ -29,9 +31,11 @@ std::vector<PhysicalExtent> destination_extents(const ScanResult& scan, const De
       all_covered = all_covered && c == Cover::All && !scan.files[e.file].readonly_alias;
     }
     if (touched) {
-      const bool source = std::binary_search(sources.begin(), sources.end(), ex[i].disk_bytenr);
-      out.push_back({ex[i].disk_bytenr, ex[i].disk_num_bytes, subvolume, all_covered && !source,
-                     source});
+      const uint64_t at = ex[i].disk_bytenr;
+      const bool source = std::binary_search(sources.begin(), sources.end(), at);
+      const bool unwritten_refs = std::binary_search(unwritten.begin(), unwritten.end(), at);
+      out.push_back({at, ex[i].disk_num_bytes, subvolume, all_covered && !source && !unwritten_refs,
+                     source, unwritten_refs});
     }
     i = end;
   }

@@ -26,6 +26,8 @@ struct PhysicalExtent {
   // A round's source range lies on it: its destinations will reference it, so the plan
   // keeps it, however its own references are covered (src/chained_sources.h makes this rare).
   bool source = false;
+  // A prealloc item also names it (PassedOver::prealloc_bytenrs): it stays allocated.
+  bool unwritten_refs = false;
   // Not freed by the plan alone, but once its small unique remainder of these bytes is
   // rewritten (src/remainder_plan.h) it would be: predicted_freed counts it, less them.
   uint64_t rewrite_bytes = 0;

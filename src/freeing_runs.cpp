@@ -81,7 +81,10 @@ class FreeingRunFinder {
                    const RangesByFile& ranges)
       : scan_(scan), ctx_(scan, fp), extents_(extents), rules_(rules), ranges_(ranges),
         ss_(scan.fs.sectorsize),
-        k_(std::max<uint64_t>(1, (8 + scan.fs.csum_size - 1) / std::max<uint16_t>(scan.fs.csum_size, 1))) {}
+        k_(std::max<uint64_t>(1, (8 + scan.fs.csum_size - 1) / std::max<uint16_t>(scan.fs.csum_size, 1))),
+        unwritten_(scan.passed_over.prealloc_bytenrs) {
+    std::sort(unwritten_.begin(), unwritten_.end());
+  }
 
   std::vector<Run> find(FreeingRuns& out) {
     collect_candidates();
@@ -109,6 +112,7 @@ class FreeingRunFinder {
   const RangesByFile& ranges_;
   const uint64_t ss_, k_;
   std::vector<Candidate> candidates_;
+  std::vector<uint64_t> unwritten_;       // extents prealloc items also name: they stay
   std::vector<uint64_t> kept_;            // destination extents mostly outside the plan
   std::vector<uint64_t> tried_;           // candidates' addresses, sorted
   std::vector<Piece> pieces_;
@@ -132,7 +136,8 @@ void FreeingRunFinder::collect_candidates() {
     // An extent the plan does not touch is tried when shorter than the matcher's runs
     // (-b): longer ones it would have found.
     if ((touched && !pe->freed_by_plan) || (!touched && c.disk_bytes < rules_.untouched_below)) {
-      const bool may_go = remainder_of(scan_, ranges_, i, end, c);
+      const bool may_go = remainder_of(scan_, ranges_, i, end, c) &&
+                          !std::binary_search(unwritten_.begin(), unwritten_.end(), c.bytenr);
       // Mostly left outside the plan: kept, and so a source for the others.
       if (touched && (!may_go || c.remainder_bytes * 2 > c.disk_bytes))
         kept_.push_back(c.bytenr);

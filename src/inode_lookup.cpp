@@ -22,6 +22,7 @@ void add_extent(uint64_t file_offset, const btrfs::FileExtentItem& fe, InodeStat
   } else if (fe.is_prealloc()) {
     ++p.prealloc_extents;
     p.prealloc_bytes += fe.length();
+    p.prealloc_bytenrs.push_back(fe.disk_bytenr);
   } else if (fe.is_hole()) {
     ++p.hole_extents;
     p.hole_bytes += fe.length();

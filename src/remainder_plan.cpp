@@ -81,7 +81,8 @@ RemainderPlan plan_remainders(const ScanResult& scan, const DedupePlan& plan,
     size_t end = i;
     while (end < ex.size() && ex[end].disk_bytenr == ex[i].disk_bytenr) ++end;
     while (pe != extents.end() && pe->bytenr < ex[i].disk_bytenr) ++pe;
-    if (pe != extents.end() && pe->bytenr == ex[i].disk_bytenr && !pe->freed_by_plan)
+    if (pe != extents.end() && pe->bytenr == ex[i].disk_bytenr && !pe->freed_by_plan &&
+        !pe->unwritten_refs)
       if (auto r = remainder_of(scan, ranges, i, end, rules)) {
         r->before_rounds = pe->source;
         if (!r->before_rounds) r->references.clear();

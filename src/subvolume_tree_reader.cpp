@@ -121,7 +121,7 @@ class SubvolumeTreeReader {
       out_.extents.push_back({file, fe->compression, it.offset, fe->length(),
                               fe->disk_bytenr, fe->disk_num_bytes, fe->offset});
     else
-      tree_.passed.push_back({file, fe->type, fe->length()});
+      tree_.passed.push_back({file, fe->type, fe->length(), fe->disk_bytenr});
     return std::nullopt;
   }
 
@@ -146,6 +146,7 @@ void count_passed_over(const PassedOverPiece& piece, PassedOver& p) {
   } else if (piece.type == btrfs::FileExtentType::Prealloc) {
     ++p.prealloc_extents;
     p.prealloc_bytes += piece.length;
+    p.prealloc_bytenrs.push_back(piece.disk_bytenr);
   } else {
     ++p.hole_extents;
     p.hole_bytes += piece.length;

@@ -44,6 +44,7 @@ struct PassedOverPiece {
   uint32_t file = 0;  // index into SubvolumeTree::files
   btrfs::FileExtentType type = btrfs::FileExtentType::Regular;  // Regular: a hole
   uint64_t length = 0;
+  uint64_t disk_bytenr = 0;  // a prealloc range's extent
 };
 
 // One subvolume's directories and regular files straight from its tree, each in key

@@ -29,7 +29,10 @@ constexpr uint64_t PassedOver::*kPassedOver[] = {
     &PassedOver::inline_extents, &PassedOver::inline_bytes,     &PassedOver::hole_extents,
     &PassedOver::hole_bytes,     &PassedOver::prealloc_extents, &PassedOver::prealloc_bytes,
     &PassedOver::excluded_files, &PassedOver::readonly_aliases};
-static_assert(sizeof(PassedOver) == std::size(kPassedOver) * sizeof(uint64_t),
+// prealloc_bytenrs is not kept: a kept twin is a source only, and only a destination's
+// extents are judged by it.
+static_assert(sizeof(PassedOver) ==
+                  std::size(kPassedOver) * sizeof(uint64_t) + sizeof(std::vector<uint64_t>),
               "a field of PassedOver that VerifiedTwins does not keep");
 
 // The fields kept, in this order; the passed-over counts only when any is not zero.

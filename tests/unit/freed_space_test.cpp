@@ -97,3 +97,24 @@ TEST(FreedSpace, FiguresAddUpBySubvolume) {
 
 }  // namespace
 }  // namespace btrdedupe
+
+namespace btrdedupe {
+namespace {
+
+// A file written over part of its fallocated space: one extent named by a regular item
+// and by a prealloc item. Sharing the data leaves the unwritten part referenced.
+TEST(FreedSpace, AnExtentAPreallocItemAlsoNamesIsNotFreed) {
+  SyntheticFs fs;
+  fs.add_file(4 * kSector, seq(1, 4));
+  const auto b = fs.add_file(4 * kSector, seq(1, 4));
+  for (const auto& e : fs.scan.extents)
+    if (e.file == b) fs.scan.passed_over.prealloc_bytenrs.push_back(e.disk_bytenr);
+  const auto extents = planned_extents(fs);
+  ASSERT_EQ(extents.size(), 1u);
+  EXPECT_TRUE(extents[0].unwritten_refs);
+  EXPECT_FALSE(extents[0].freed_by_plan);
+  EXPECT_EQ(predicted_freed(extents).bytes, 0u);
+}
+
+}  // namespace
+}  // namespace btrdedupe
