@@ -21,11 +21,11 @@ std::vector<PhysicalExtent> destination_extents(const ScanResult& scan, const De
     uint64_t subvolume = 0;
     for (; end < ex.size() && ex[end].disk_bytenr == ex[i].disk_bytenr; ++end) {
       const FileExtent& e = ex[end];
-      const auto r = ranges.find(e.file);
+
       // An extent item ends on a sector boundary; a range that reaches EOF covers its tail.
       const uint64_t ref_end = std::min(e.file_offset + e.length,
                                     std::max(scan.files[e.file].size, e.file_offset + 1));
-      const Cover c = r == ranges.end() ? Cover::None : covered(r->second, e.file_offset, ref_end);
+      const Cover c = covered(ranges.of(e.file), e.file_offset, ref_end);
       if (c != Cover::None && !touched) subvolume = scan.files[e.file].subvolume;
       touched = touched || c != Cover::None;
       all_covered = all_covered && c == Cover::All && !scan.files[e.file].readonly_alias;

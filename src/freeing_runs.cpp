@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 #include <tuple>
+#include <utility>
 
 #include "src/chained_sources.h"
 #include "src/destination_ranges.h"
@@ -60,9 +61,7 @@ bool remainder_of(const ScanResult& scan, const RangesByFile& ranges, size_t beg
     const ScannedFile& f = scan.files[e.file];
     if (!writable(scan, f) || e.compression != btrfs::Compression::None) return false;
     const uint64_t ref_end = std::min(e.file_offset + e.length, std::max(f.size, e.file_offset + 1));
-    const auto r = ranges.find(e.file);
-    const auto parts = r == ranges.end() ? std::vector<Interval>{{e.file_offset, ref_end}}
-                                         : uncovered(r->second, e.file_offset, ref_end);
+    const auto parts = uncovered(ranges.of(e.file), e.file_offset, ref_end);
     for (const auto& p : parts) {
       c.remainder_bytes += p.end - p.start;
       // Whole sectors, and a partial last one only at EOF (the kernel shares it only there).
@@ -78,8 +77,9 @@ class FreeingRunFinder {
  public:
   FreeingRunFinder(const ScanResult& scan, const FingerprintResult& fp,
                    const std::vector<PhysicalExtent>& extents, const FreeingRunRules& rules,
-                   const RangesByFile& ranges)
+                   const RangesByFile& ranges, std::vector<uint64_t> sources)
       : scan_(scan), ctx_(scan, fp), extents_(extents), rules_(rules), ranges_(ranges),
+        sources_(std::move(sources)),
         ss_(scan.fs.sectorsize),
         k_(std::max<uint64_t>(1, (8 + scan.fs.csum_size - 1) / std::max<uint16_t>(scan.fs.csum_size, 1))),
         unwritten_(scan.passed_over.prealloc_bytenrs) {
@@ -110,6 +110,7 @@ class FreeingRunFinder {
   const std::vector<PhysicalExtent>& extents_;
   const FreeingRunRules& rules_;
   const RangesByFile& ranges_;
+  const std::vector<uint64_t> sources_;  // extents rounds read from, sorted
   const uint64_t ss_, k_;
   std::vector<Candidate> candidates_;
   std::vector<uint64_t> unwritten_;       // extents prealloc items also name: they stay
@@ -133,9 +134,11 @@ void FreeingRunFinder::collect_candidates() {
     c.bytenr = ex[i].disk_bytenr;
     c.disk_bytes = ex[i].disk_num_bytes;
     c.untouched = !touched;
-    // An extent the plan does not touch is tried when shorter than the matcher's runs
-    // (-b): longer ones it would have found.
-    if ((touched && !pe->freed_by_plan) || (!touched && c.disk_bytes < rules_.untouched_below)) {
+    // An extent the plan does not touch nor read from is tried when shorter than the
+    // matcher's runs (-b): longer ones it would have found.
+    const bool untouched_short = !touched && c.disk_bytes < rules_.untouched_below &&
+                                 !std::binary_search(sources_.begin(), sources_.end(), c.bytenr);
+    if ((touched && !pe->freed_by_plan) || untouched_short) {
       const bool may_go = remainder_of(scan_, ranges_, i, end, c) &&
                           !std::binary_search(unwritten_.begin(), unwritten_.end(), c.bytenr);
       // Mostly left outside the plan: kept, and so a source for the others.
@@ -201,13 +204,11 @@ std::optional<uint64_t> FreeingRunFinder::source_limit(const FileExtent& e) cons
 
 // Looks up every k-gram of file g's data on extents that may be sources.
 void FreeingRunFinder::search_file(uint32_t g) {
-  const auto r = ranges_.find(g);
   for (uint32_t idx : ctx_.extents_of(g)) {
     const FileExtent& e = scan_.extents[idx];
     const auto below = source_limit(e);
     if (!below) continue;
-    const auto parts = r == ranges_.end() ? std::vector<Interval>{{e.file_offset, e.file_offset + e.length}}
-                                          : uncovered(r->second, e.file_offset, e.file_offset + e.length);
+    const auto parts = uncovered(ranges_.of(g), e.file_offset, e.file_offset + e.length);
     for (const auto& p : parts) {
       const uint64_t first = (p.start + ss_ - 1) / ss_;
       const uint64_t last = std::min((p.end + ss_ - 1) / ss_, ctx_.sectors(g));
@@ -278,6 +279,23 @@ std::vector<Run> FreeingRunFinder::accepted(FreeingRuns& out) {
   return keep;
 }
 
+// Whether any extent could be a candidate: the plan leaves a destination extent, or an
+// extent shorter than -b is neither touched nor read from. A tree of whole copies has
+// none, and then builds none of the finder's indexes (they would add to its peak memory).
+bool worth_looking(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
+                   const std::vector<uint64_t>& sources, const FreeingRunRules& rules) {
+  for (const auto& e : extents)
+    if (!e.freed_by_plan && !e.unwritten_refs) return true;
+  for (const auto& e : scan.extents) {
+    if (e.disk_num_bytes >= rules.untouched_below) continue;
+    if (std::binary_search(sources.begin(), sources.end(), e.disk_bytenr)) continue;
+    const auto it = std::lower_bound(extents.begin(), extents.end(), e.disk_bytenr,
+                                     [](const PhysicalExtent& p, uint64_t b) { return p.bytenr < b; });
+    if (it == extents.end() || it->bytenr != e.disk_bytenr) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 FreeingRuns add_freeing_runs(const ScanResult& scan, const FingerprintResult& fp,
@@ -285,9 +303,10 @@ FreeingRuns add_freeing_runs(const ScanResult& scan, const FingerprintResult& fp
                              const FreeingRunRules& rules, bool most_valuable_first,
                              MatchResult& matches, DedupePlan& plan) {
   FreeingRuns out;
-  if (!scan.fs.sectorsize) return out;
+  auto sources = source_extents(scan, plan);
+  if (!scan.fs.sectorsize || !worth_looking(scan, extents, sources, rules)) return out;
   const auto ranges = destination_ranges(plan);
-  const auto runs = FreeingRunFinder(scan, fp, extents, rules, ranges).find(out);
+  const auto runs = FreeingRunFinder(scan, fp, extents, rules, ranges, std::move(sources)).find(out);
   if (runs.empty()) return out;
   const FileExtentIndex index(scan);
   for (const auto& run : runs) {

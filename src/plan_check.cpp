@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <tuple>
 
-#include "src/destination_ranges.h"
 
 namespace btrdedupe {
 
@@ -23,13 +22,25 @@ uint64_t PlanCheck::kept_extents() const {
 }
 
 PlanFootprint::PlanFootprint(const ScanResult& scan, const DedupePlan& plan) {
-  for (const auto& [file, intervals] : destination_ranges(plan)) {
-    const ScannedFile& f = scan.files[file];
-    for (const auto& i : intervals) destinations_.push_back({f.subvolume, f.inode, i.start, i.end});
-  }
+  // By file identity, not index: the confirmation scan that it is checked against numbers
+  // its files anew.
+  for (const auto& r : plan.rounds)
+    for (const auto& d : r.destinations) {
+      const ScannedFile& f = scan.files[d.file];
+      destinations_.push_back({f.subvolume, f.inode, d.offset, d.offset + r.length});
+    }
   std::sort(destinations_.begin(), destinations_.end(), [](const Range& a, const Range& b) {
     return std::tie(a.subvolume, a.inode, a.start) < std::tie(b.subvolume, b.inode, b.start);
   });
+  size_t kept = 0;  // merged: in_destination needs them disjoint and ordered by end too
+  for (const auto& r : destinations_)
+    if (kept && destinations_[kept - 1].subvolume == r.subvolume &&
+        destinations_[kept - 1].inode == r.inode && destinations_[kept - 1].end >= r.start)
+      destinations_[kept - 1].end = std::max(destinations_[kept - 1].end, r.end);
+    else
+      destinations_[kept++] = r;
+  destinations_.resize(kept);
+  destinations_.shrink_to_fit();
   source_extents_ = source_extents(scan, plan);
 }
 

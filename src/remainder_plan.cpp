@@ -33,9 +33,7 @@ std::optional<RemainderExtent> remainder_of(const ScanResult& scan, const Ranges
     const uint64_t ref_end = std::min(e.file_offset + e.length, std::max(f.size, e.file_offset + 1));
     logical_end = std::max(logical_end, e.extent_offset + e.length);
     compressed = compressed || e.compression != btrfs::Compression::None;
-    const auto r = ranges.find(e.file);
-    const auto parts = r == ranges.end() ? std::vector<Interval>{{e.file_offset, ref_end}}
-                                         : uncovered(r->second, e.file_offset, ref_end);
+    const auto parts = uncovered(ranges.of(e.file), e.file_offset, ref_end);
     for (const auto& p : parts) {
       out.ranges.push_back({e.file, p.start, p.end - p.start});
       const uint64_t at = e.extent_offset + (p.start - e.file_offset);

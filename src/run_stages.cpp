@@ -130,9 +130,10 @@ void plan_whole_extents(const ScanResult& scan, const FingerprintResult& fp, con
   if (o.partial) {
     FreeingRunRules rules;
     rules.untouched_below = o.block_size;
-    r.freeing_runs.add(add_freeing_runs(scan, fp, work.extents, rules, o.most_valuable_first,
-                                        matches, work.plan));
-    work.extents = destination_extents(scan, work.plan);
+    const auto runs = add_freeing_runs(scan, fp, work.extents, rules, o.most_valuable_first,
+                                       matches, work.plan);
+    r.freeing_runs.add(runs);
+    if (runs.groups) work.extents = destination_extents(scan, work.plan);
   }
   if (o.dedupe) work.footprint = PlanFootprint(scan, work.plan);
   if (o.rewrite_remainders) {
