@@ -1,8 +1,10 @@
 // The fixture layouts (fixtures/build-layout, described in fixtures/README.md) are what they
 // claim: each layout is built on a fresh loop-mounted btrfs and checked with the standard tools
 // (filefrag, lsattr, btrfs subvolume show, btrfs property get, stat, cmp, sha256sum, find).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -86,6 +88,26 @@ bool all_zero(const std::string& data, uint64_t offset, uint64_t length) {
                      [](char c) { return c == 0; });
 }
 
+// The data ranges of a file, [start, end) each, as SEEK_DATA and SEEK_HOLE find them (btrfs
+// reports preallocated ranges as holes).
+std::vector<std::pair<uint64_t, uint64_t>> data_ranges(const std::string& file) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  EXPECT_GE(fd, 0) << "open " << file;
+  if (fd < 0) return ranges;
+  struct stat st {};
+  ::fstat(fd, &st);
+  for (off_t at = 0; at < st.st_size;) {
+    const off_t start = ::lseek(fd, at, SEEK_DATA);
+    if (start < 0) break;  // ENXIO: no data past `at`
+    const off_t end = ::lseek(fd, start, SEEK_HOLE);
+    ranges.emplace_back(start, end);
+    at = end;
+  }
+  ::close(fd);
+  return ranges;
+}
+
 class FixtureLayout : public BtrfsTest {
  protected:
   std::string q(const std::string& relative) { return shell_quote(path(relative)); }
@@ -143,7 +165,7 @@ TEST_F(FixtureLayout, ListNamesEveryLayout) {
   const std::string list = sh(std::string("bash ") + BTRDEDUPE_FIXTURES_DIR + "/build-layout --list");
   for (const char* name : {"two-copies", "reflinked", "snapshots", "compressed", "nodatacow", "inline",
                            "prealloc", "sparse", "hardlinks", "odd-names", "layout-differs", "backup-pool",
-                           "all"}) {
+                           "ext4-images", "all"}) {
     EXPECT_NE(list.find(std::string(name) + " "), std::string::npos) << name << " missing:\n" << list;
   }
 }
@@ -542,13 +564,109 @@ TEST_F(FixtureLayout, BackupPool) {
   EXPECT_EQ(exclusive, 3 * kMiB + 64 * kKiB + 512 * kKiB);
 }
 
+// Real disk images (issue #39): the host's own trees on ext4, three ways.
+TEST_F(FixtureLayout, Ext4Images) {
+  ASSERT_NO_FATAL_FAILURE(build_layout("ext4-images", "ei"));
+  EXPECT_EQ(files_under("ei"), (std::vector<std::string>{"a.raw", "b.raw", "c.raw"}));
+  const uint64_t image = 96 * kMiB, at = 24 * kMiB, inserted = 68 * kKiB;
+  EXPECT_EQ(stat_of(path("ei/a.raw")).size, image);
+  EXPECT_EQ(stat_of(path("ei/b.raw")).size, image);
+  EXPECT_EQ(stat_of(path("ei/c.raw")).size, image + inserted);
+  static const std::regex field(R"(^([A-Za-z ]+):\s+(\d+)\s*$)");
+  for (const char* name : {"a.raw", "b.raw", "c.raw"}) {
+    const std::string img = std::string("ei/") + name;
+    EXPECT_EQ(trim(sh("blkid -p -o value -s TYPE " + q(img))), "ext4") << name;
+    std::map<std::string, uint64_t> header;  // dumpe2fs -h, the numeric fields
+    for (const auto& text : split(sh("dumpe2fs -h " + q(img) + " 2>/dev/null"), '\n')) {
+      std::smatch m;
+      if (std::regex_match(text, m, field)) header[m[1]] = std::stoull(m[2]);
+    }
+    EXPECT_EQ(header["Block size"], 4096u) << name;
+    EXPECT_EQ(header["Block count"] * 4096, image) << name;  // c's superblock is a's
+    // Two thirds of its blocks in use (real files, and ext4's own metadata).
+    EXPECT_GE((header["Block count"] - header["Free blocks"]) * 10, header["Block count"] * 6) << name;
+    // Sparse: never-written blocks are holes.
+    uint64_t data = 0;
+    for (const auto& [start, end] : data_ranges(path(img))) data += end - start;
+    EXPECT_LT(data, image) << name;
+    EXPECT_GT(data, image / 2) << name;
+  }
+  // c: a's bytes, 68 KiB of fixture data at a quarter of the image, then the rest of a's.
+  sh("cmp -n " + std::to_string(at) + " " + q("ei/a.raw") + " " + q("ei/c.raw"));
+  sh("cmp -i " + std::to_string(at) + ":" + std::to_string(at + inserted) + " " + q("ei/a.raw") + " " +
+     q("ei/c.raw"));
+  {
+    const std::string c = read_file(path("ei/c.raw"));
+    ASSERT_EQ(c.size(), image + inserted);
+    for (uint64_t block = at; block < at + inserted; block += 4096)
+      EXPECT_FALSE(all_zero(c, block, 4096)) << "inserted block at " << block;
+  }
+  // ... and a's holes stay holes there: c's data ranges are a's, shifted past the insertion,
+  // plus the insertion (merged where they touch).
+  std::vector<std::pair<uint64_t, uint64_t>> expected;
+  for (auto [start, end] : data_ranges(path("ei/a.raw"))) {
+    if (start < at && end > at) {  // split at the insertion
+      expected.emplace_back(start, at);
+      start = at;
+    }
+    if (start >= at) start += inserted, end += inserted;
+    expected.emplace_back(start, end);
+  }
+  expected.emplace_back(at, at + inserted);
+  std::sort(expected.begin(), expected.end());
+  std::vector<std::pair<uint64_t, uint64_t>> merged;
+  for (const auto& r : expected) {
+    if (!merged.empty() && r.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, r.second);
+    else
+      merged.push_back(r);
+  }
+  EXPECT_EQ(data_ranges(path("ei/c.raw")), merged);
+
+  // The trees, mounted read-only: a holds them in one order, b after a 1 MiB file in the
+  // other; /usr/include/linux and /usr/include/c++ whole, then the compiler's library
+  // directory as far as it fits.
+  const std::string mnt = "/tmp/btrdedupe-ext4-images-" + std::to_string(::getpid());
+  const std::string ma = mnt + "/a", mb = mnt + "/b";
+  sh("mkdir -p " + shell_quote(ma) + " " + shell_quote(mb));
+  sh("mount -o loop,ro " + q("ei/a.raw") + " " + shell_quote(ma));
+  sh("mount -o loop,ro " + q("ei/b.raw") + " " + shell_quote(mb));
+  const std::string lib = trim(sh("dirname \"$(gcc -print-libgcc-file-name)\""));
+  const std::string version = lib.substr(lib.rfind('/') + 1);
+  const auto listing = [&](const std::string& dir) {
+    return sh("cd " + shell_quote(dir) + " && ls -A");
+  };
+  EXPECT_EQ(listing(ma), "1\n2\n3\nlost+found\n");
+  EXPECT_EQ(listing(mb), "1\n2\n3\nlost+found\nrandom.bin\n");
+  EXPECT_EQ(listing(ma + "/1"), "linux\n");
+  EXPECT_EQ(listing(ma + "/2"), "c++\n");
+  EXPECT_EQ(listing(ma + "/3"), version + "\n");
+  EXPECT_EQ(stat_of(mb + "/random.bin").size, kMiB);
+  const std::string diff = "diff -r --no-dereference ";
+  sh(diff + "/usr/include/linux " + shell_quote(ma + "/1/linux"));
+  sh(diff + "/usr/include/c++ " + shell_quote(ma + "/2/c++"));
+  const auto picked = split(listing(ma + "/3/" + version), '\n');
+  EXPECT_GE(picked.size(), 2u);
+  for (const auto& entry : picked)
+    sh(diff + shell_quote(lib + "/" + entry) + " " + shell_quote(ma + "/3/" + version + "/" + entry));
+  sh(diff + shell_quote(ma + "/1") + " " + shell_quote(mb + "/3"));
+  sh(diff + shell_quote(ma + "/2") + " " + shell_quote(mb + "/2"));
+  sh(diff + shell_quote(ma + "/3") + " " + shell_quote(mb + "/1"));
+  // The files fill at least 60% of each image (du: blocks of files and directories).
+  for (const auto& m : {ma, mb}) {
+    const uint64_t kib = std::stoull(sh("du -sk " + shell_quote(m) + " | cut -f1"));
+    EXPECT_GE(kib * kKiB * 10, image * 6) << m << ": " << kib << " KiB";
+  }
+  sh("umount " + shell_quote(ma) + " && umount " + shell_quote(mb) + " && rm -r " + shell_quote(mnt));
+}
+
 TEST_F(FixtureLayout, AllBuildsEveryLayout) {
   build_layout("all", "every");
   const std::string list = sh(std::string("bash ") + BTRDEDUPE_FIXTURES_DIR + "/build-layout --list");
   size_t layouts = 0;
   for (const auto& text : split(list, '\n')) {
     const std::string name = text.substr(0, text.find(' '));
-    if (name == "all") continue;
+    if (name == "all" || name == "ext4-images") continue;  // ext4-images: built on its own
     ++layouts;
     EXPECT_TRUE(std::filesystem::is_directory(path("every/" + name))) << name;
     EXPECT_FALSE(files_under("every/" + name).empty()) << name;
