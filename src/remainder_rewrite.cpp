@@ -26,7 +26,11 @@ class RemainderRewrite {
       : scan_(scan), plan_(plan), options_(o), kernel_(o.kernel ? *o.kernel : kernel_rewrite()) {}
 
   RewriteStats run() {
-    if (plan_.extents.empty()) return stats_;
+    // Nothing of this phase: no commit either (a syncfs costs a run its wait).
+    if (std::none_of(plan_.extents.begin(), plan_.extents.end(), [&](const RemainderExtent& e) {
+          return e.before_rounds == options_.before_rounds;
+        }))
+      return stats_;
     auto fs = btrfs::Fd::open(scan_.roots.front().path, O_RDONLY | O_NONBLOCK);
     if (!fs) {
       for (const auto& e : plan_.extents) fall_back(e.ranges.size(), fs.error().message());
