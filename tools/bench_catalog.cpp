@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "src/catalog.h"
+#include "src/catalog/catalog.h"
 
 namespace {
 

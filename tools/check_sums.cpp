@@ -2,17 +2,17 @@
 //
 // Scans DIR as a run does (scan_tree + fingerprint), then reads every regular file and
 // compares each sector's fingerprint sum with the filesystem's checksum recomputed from
-// its bytes (src/sum_check.h). Holes, prealloc, inline and nodatasum data are skipped and
+// its bytes (src/fingerprint/sum_check.h). Holes, prealloc, inline and nodatasum data are skipped and
 // counted. Prints one summary line and the first mismatches; exits 1 on any mismatch or
 // read error, 2 on bad usage or a failed scan. Reads all the data: a maintainer's tool.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
-#include "src/fingerprint.h"
-#include "src/scanned_file.h"
-#include "src/sum_check.h"
-#include "src/tree_scan.h"
+#include "src/fingerprint/fingerprint.h"
+#include "src/read/scanned_file.h"
+#include "src/fingerprint/sum_check.h"
+#include "src/read/tree_scan.h"
 
 namespace {
 

@@ -3,8 +3,8 @@
 
 #include <atomic>
 
-#include "src/catalog.h"
-#include "src/job.h"
+#include "src/catalog/catalog.h"
+#include "src/run/job.h"
 #include "support/btrfs_image.h"
 #include "support/shell.h"
 

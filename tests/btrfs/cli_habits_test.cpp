@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "src/catalog.h"
+#include "src/catalog/catalog.h"
 #include "tests/btrfs/cli_fixture.h"
 
 namespace btrdedupe::test {

@@ -1,12 +1,12 @@
 // The dedupe phase end to end on real btrfs, including files that change under it.
 // Every test checks the safety invariant: no file's bytes or mtime change.
-#include "src/dedupe_engine.h"
+#include "src/dedupe/dedupe_engine.h"
 
 #include <gtest/gtest.h>
 
-#include "src/dedupe_plan.h"
-#include "src/duplicate_match.h"
-#include "src/fingerprint.h"
+#include "src/plan/dedupe_plan.h"
+#include "src/match/duplicate_match.h"
+#include "src/fingerprint/fingerprint.h"
 #include "support/btrfs_image.h"
 #include "support/planned_dedupe.h"
 #include "support/shell.h"

@@ -26,7 +26,7 @@
 
 #include "btrfs/fd.h"
 #include "btrfs/fiemap.h"
-#include "src/scanned_file.h"
+#include "src/read/scanned_file.h"
 #include "support/btrfs_image.h"
 #include "support/planned_dedupe.h"
 #include "support/shell.h"

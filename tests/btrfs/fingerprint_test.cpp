@@ -1,13 +1,13 @@
 // Read-once fingerprints on real layouts: sums from the csum tree where they exist, from
 // data (with the filesystem's algorithm) where they do not, equal for equal content.
-#include "src/fingerprint.h"
+#include "src/fingerprint/fingerprint.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
 
-#include "src/scanned_file.h"
+#include "src/read/scanned_file.h"
 #include "support/btrfs_image.h"
 #include "support/shell.h"
 

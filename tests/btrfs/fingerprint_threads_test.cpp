@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "src/fingerprint.h"
-#include "src/scanned_file.h"
+#include "src/fingerprint/fingerprint.h"
+#include "src/read/scanned_file.h"
 #include "support/btrfs_image.h"
 
 namespace btrdedupe::test {

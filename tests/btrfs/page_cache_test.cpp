@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "btrfs/fd.h"
-#include "src/dedupe_engine.h"
-#include "src/range_prefetch.h"
+#include "src/dedupe/dedupe_engine.h"
+#include "src/dedupe/range_prefetch.h"
 #include "support/btrfs_image.h"
 #include "support/planned_dedupe.h"
 #include "support/shell.h"

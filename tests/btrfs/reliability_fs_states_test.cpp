@@ -10,10 +10,10 @@
 #include <thread>
 
 #include "support/planned_dedupe.h"
-#include "src/dedupe_engine.h"
-#include "src/dedupe_plan.h"
-#include "src/duplicate_match.h"
-#include "src/fingerprint.h"
+#include "src/dedupe/dedupe_engine.h"
+#include "src/plan/dedupe_plan.h"
+#include "src/match/duplicate_match.h"
+#include "src/fingerprint/fingerprint.h"
 #include "tests/btrfs/reliability_support.h"
 
 namespace btrdedupe::test {

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "src/text_report.h"
+#include "src/report/text_report.h"
 
 namespace btrdedupe::test {
 namespace {

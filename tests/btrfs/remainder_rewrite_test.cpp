@@ -1,4 +1,4 @@
-// Rewriting small remainders (src/remainder_rewrite.h) on real btrfs: the rewrite is what
+// Rewriting small remainders (src/dedupe/remainder_rewrite.h) on real btrfs: the rewrite is what
 // frees a destination's extent kept alive by a small unique tail, by as much as
 // `btrfs filesystem df` shows; norewrite leaves it; a full filesystem, nodatacow and
 // compressed files, and a SIGKILL in the middle of the rewrite leave every file as it was.

@@ -3,7 +3,7 @@
 // bookends after partial overwrites, reflinked sub-ranges (extent_offset != 0), prealloc
 // and holes before data, many small extents, compressed and nodatasum files, and a shifted
 // `cat` copy of an ext4 image. And no proposed range pairs bytes that differ, even where
-// the sums agree by construction (ext4 backup superblocks: src/sector_checksum.h).
+// the sums agree by construction (ext4 backup superblocks: src/fingerprint/sector_checksum.h).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,10 +12,10 @@
 #include <string>
 
 #include "btrfs/fd.h"
-#include "src/duplicate_match.h"
-#include "src/fingerprint.h"
-#include "src/scanned_file.h"
-#include "src/sum_check.h"
+#include "src/match/duplicate_match.h"
+#include "src/fingerprint/fingerprint.h"
+#include "src/read/scanned_file.h"
+#include "src/fingerprint/sum_check.h"
 #include "support/btrfs_image.h"
 
 namespace btrdedupe::test {

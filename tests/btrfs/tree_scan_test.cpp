@@ -1,5 +1,5 @@
 // The metadata-only scan against known layouts.
-#include "src/tree_scan.h"
+#include "src/read/tree_scan.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -8,8 +8,8 @@
 #include <climits>
 #include <set>
 
-#include "src/incremental_scan.h"
-#include "src/scanned_file.h"
+#include "src/read/incremental_scan.h"
+#include "src/read/scanned_file.h"
 #include "support/btrfs_image.h"
 #include "support/shell.h"
 
@@ -190,7 +190,7 @@ TEST_F(TreeScanTest, WindowedReadFindsTheFilesAndPathsOfTheWholeScan) {
   }
 }
 
-// Paths are kept as a tree of names (src/path_table.h) and spelled only when asked: each
+// Paths are kept as a tree of names (src/read/path_table.h) and spelled only when asked: each
 // must still name the very inode scanned, whatever the names and however deep.
 TEST_F(TreeScanTest, PathsSpelledFromTheNameTreeNameTheScannedInode) {
   auto expect_each_names_its_inode = [&](const ScanResult& r) {

@@ -1,7 +1,7 @@
-// Warm-up threads that read a tree ahead of the scan (src/tree_warmup.h): the scan finds
+// Warm-up threads that read a tree ahead of the scan (src/read/tree_warmup.h): the scan finds
 // exactly the same files and extents with them as without, from a cold cache, on a tree
 // of many leaves and chunks; the threads read the trees and end cleanly, also cancelled.
-#include "src/tree_warmup.h"
+#include "src/read/tree_warmup.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -15,9 +15,9 @@
 
 #include "btrfs/fd.h"
 #include "btrfs/subvolume.h"
-#include "src/fingerprint.h"
-#include "src/scanned_file.h"
-#include "src/tree_scan.h"
+#include "src/fingerprint/fingerprint.h"
+#include "src/read/scanned_file.h"
+#include "src/read/tree_scan.h"
 #include "support/btrfs_image.h"
 #include "support/shell.h"
 

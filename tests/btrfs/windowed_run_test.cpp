@@ -11,10 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "src/catalog.h"
-#include "src/job.h"
-#include "src/json_report.h"
-#include "src/run_totals.h"
+#include "src/catalog/catalog.h"
+#include "src/run/job.h"
+#include "src/report/json_report.h"
+#include "src/report/run_totals.h"
 #include "support/btrfs_image.h"
 #include "support/shell.h"
 #include "tests/btrfs/cli_fixture.h"

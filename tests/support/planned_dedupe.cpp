@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "src/short_file_proof.h"
+#include "src/fingerprint/short_file_proof.h"
 
 namespace btrdedupe::test {
 

@@ -4,10 +4,10 @@
 
 #include <string>
 
-#include "src/dedupe_plan.h"
-#include "src/duplicate_match.h"
-#include "src/fingerprint.h"
-#include "src/tree_scan.h"
+#include "src/plan/dedupe_plan.h"
+#include "src/match/duplicate_match.h"
+#include "src/fingerprint/fingerprint.h"
+#include "src/read/tree_scan.h"
 
 namespace btrdedupe::test {
 

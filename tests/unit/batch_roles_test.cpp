@@ -1,8 +1,8 @@
 // A batch's roles and the window bookkeeping that asks them, without a disk.
 #include <gtest/gtest.h>
 
-#include "src/batch_roles.h"
-#include "src/run_stages.h"
+#include "src/match/batch_roles.h"
+#include "src/run/run_stages.h"
 
 namespace btrdedupe {
 namespace {

@@ -1,4 +1,4 @@
-#include "src/byte_size.h"
+#include "src/report/byte_size.h"
 
 #include <gtest/gtest.h>
 

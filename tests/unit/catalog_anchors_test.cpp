@@ -1,9 +1,9 @@
-// What the catalog indexes for partial matches (catalog_anchors, src/content_hash.h).
+// What the catalog indexes for partial matches (catalog_anchors, src/fingerprint/content_hash.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "src/content_hash.h"
+#include "src/fingerprint/content_hash.h"
 #include "unit/synthetic_fs.h"
 
 namespace btrdedupe {

@@ -1,12 +1,12 @@
-// A one-run catalog's rows held in memory (src/catalog_memory_rows.h): on their own, and
+// A one-run catalog's rows held in memory (src/catalog/catalog_memory_rows.h): on their own, and
 // behind Catalog, where they must answer as the SQLite tables do, before and after they
 // are written there.
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "src/catalog.h"
-#include "src/catalog_memory_rows.h"
+#include "src/catalog/catalog.h"
+#include "src/catalog/catalog_memory_rows.h"
 
 namespace btrdedupe {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "src/catalog.h"
+#include "src/catalog/catalog.h"
 
 namespace btrdedupe {
 namespace {

@@ -3,8 +3,8 @@
 // against its scan, and what record() writes for a run that read no tree.
 #include <gtest/gtest.h>
 
-#include "src/catalog.h"
-#include "src/catalog_session.h"
+#include "src/catalog/catalog.h"
+#include "src/catalog/catalog_session.h"
 
 namespace btrdedupe {
 namespace {

@@ -1,10 +1,10 @@
 // Sources that are destinations too (issue #39, "plan = disk"): a round must not read from
 // a range another round moves, or its destinations keep the extent the plan counts freed.
-#include "src/chained_sources.h"
+#include "src/plan/chained_sources.h"
 
 #include <gtest/gtest.h>
 
-#include "src/freed_space.h"
+#include "src/plan/freed_space.h"
 #include "unit/synthetic_fs.h"
 
 namespace btrdedupe {

@@ -1,12 +1,12 @@
 // Parsing the command line: duperemove's options, btrdedupe's own, and the errors.
-#include "src/cli_options.h"
+#include "src/cli/cli_options.h"
 
 #include <gtest/gtest.h>
 
 #include <initializer_list>
 #include <sstream>
 
-#include "src/fdupes_input.h"
+#include "src/scope/fdupes_input.h"
 
 namespace btrdedupe {
 namespace {

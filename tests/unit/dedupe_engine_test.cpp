@@ -2,7 +2,7 @@
 // place of FIDEDUPERANGE: the files are ordinary files in a temporary directory (the engine
 // only opens and fstats them), so no root and no btrfs are needed. The engine on real btrfs:
 // tests/btrfs/dedupe_engine_test.cpp.
-#include "src/dedupe_engine.h"
+#include "src/dedupe/dedupe_engine.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "src/dedupe_kernel.h"
+#include "src/dedupe/dedupe_kernel.h"
 
 namespace btrdedupe {
 namespace {

@@ -1,5 +1,5 @@
 // Round planning on synthetic scans.
-#include "src/dedupe_plan.h"
+#include "src/plan/dedupe_plan.h"
 
 #include <gtest/gtest.h>
 

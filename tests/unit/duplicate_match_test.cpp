@@ -1,5 +1,5 @@
 // Matching on synthetic scans: no disk, sector sums stand for content.
-#include "src/duplicate_match.h"
+#include "src/match/duplicate_match.h"
 
 #include <gtest/gtest.h>
 

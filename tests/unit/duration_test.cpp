@@ -1,4 +1,4 @@
-#include "src/duration.h"
+#include "src/report/duration.h"
 
 #include <gtest/gtest.h>
 

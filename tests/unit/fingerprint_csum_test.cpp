@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "src/fingerprint.h"
+#include "src/fingerprint/fingerprint.h"
 #include "tests/support/memory_tree_source.h"
 #include "tests/unit/synthetic_fs.h"
 

@@ -1,5 +1,5 @@
 // What a plan frees: whole physical extents whose every reference it moves.
-#include "src/freed_space.h"
+#include "src/plan/freed_space.h"
 
 #include <gtest/gtest.h>
 

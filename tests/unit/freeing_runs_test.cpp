@@ -1,10 +1,10 @@
 // Short runs where they free space (issue #39): a destination extent the plan leaves for a
 // few sectors is completed from kept data, and only when that lets it go.
-#include "src/freeing_runs.h"
+#include "src/plan/freeing_runs.h"
 
 #include <gtest/gtest.h>
 
-#include "src/chained_sources.h"
+#include "src/plan/chained_sources.h"
 #include "unit/synthetic_fs.h"
 
 namespace btrdedupe {

@@ -1,5 +1,5 @@
 // Group listings kept in memory, or spilled to an unnamed temporary file (windowed runs).
-#include "src/group_listing.h"
+#include "src/report/group_listing.h"
 
 #include <gtest/gtest.h>
 

@@ -1,13 +1,13 @@
 // IncrementalScan over an in-memory tree: which inodes changed since a generation, and
 // which files the full scan would have (check/add), without a filesystem.
-#include "src/incremental_scan.h"
+#include "src/read/incremental_scan.h"
 
 #include <gtest/gtest.h>
 #include <linux/btrfs_tree.h>
 
 #include <vector>
 
-#include "src/scanned_file.h"
+#include "src/read/scanned_file.h"
 #include "tests/unit/synthetic_tree.h"
 
 namespace btrdedupe::test {

@@ -1,4 +1,4 @@
-#include "src/inode_count_estimate.h"
+#include "src/scope/inode_count_estimate.h"
 
 #include <gtest/gtest.h>
 

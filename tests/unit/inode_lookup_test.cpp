@@ -1,6 +1,6 @@
 // SubvolumeInodes over an in-memory tree: targeted reads, sequential reads that stop and
 // resume, runs of inodes with deleted ones among them, directory paths and entries.
-#include "src/inode_lookup.h"
+#include "src/read/inode_lookup.h"
 
 #include <gtest/gtest.h>
 #include <linux/btrfs_tree.h>

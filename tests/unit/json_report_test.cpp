@@ -1,6 +1,6 @@
 // The --json document: its figures, and how it is written: in pieces, the listed groups one
 // at a time as they are read back (spilled to disk by a windowed run), never whole in memory.
-#include "src/json_report.h"
+#include "src/report/json_report.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "src/text_report.h"
+#include "src/report/text_report.h"
 #include "support/captured_output.h"
 
 namespace btrdedupe {

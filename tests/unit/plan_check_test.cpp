@@ -1,5 +1,5 @@
 // Plan against disk: each planned extent still allocated after a run gets its reason.
-#include "src/plan_check.h"
+#include "src/plan/plan_check.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Progress lines and events, and the text report's helpers.
-#include "src/progress.h"
+#include "src/report/progress.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <sstream>
 #include <thread>
 
-#include "src/run_progress.h"
-#include "src/text_report.h"
+#include "src/report/run_progress.h"
+#include "src/report/text_report.h"
 #include "support/captured_output.h"
 
 namespace btrdedupe {

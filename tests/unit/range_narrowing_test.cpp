@@ -1,5 +1,5 @@
 // Narrowing an unequal range to its equal parts, against a fake kernel compare.
-#include "src/range_narrowing.h"
+#include "src/match/range_narrowing.h"
 
 #include <gtest/gtest.h>
 

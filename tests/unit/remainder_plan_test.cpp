@@ -1,13 +1,13 @@
-// The rule for rewriting small remainders (src/remainder_plan.h) on synthetic scans: which
+// The rule for rewriting small remainders (src/plan/remainder_plan.h) on synthetic scans: which
 // destination extents it plans, which it leaves, and the write budget.
-#include "src/remainder_plan.h"
+#include "src/plan/remainder_plan.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "src/destination_ranges.h"
-#include "src/freed_space.h"
+#include "src/plan/destination_ranges.h"
+#include "src/plan/freed_space.h"
 #include "tests/unit/synthetic_fs.h"
 
 namespace btrdedupe {

@@ -1,8 +1,8 @@
-// The remainder rewrite's handling of what the kernel says (src/remainder_rewrite.h), with
+// The remainder rewrite's handling of what the kernel says (src/dedupe/remainder_rewrite.h), with
 // a scripted RewriteKernel: extents held by more than their remainders are not written, a
 // refused copy or ENOSPC falls back and ends the phase, DIFFERS leaves that remainder. The
 // files are ordinary files in a temporary directory (only opened and fstat'ed).
-#include "src/remainder_rewrite.h"
+#include "src/dedupe/remainder_rewrite.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

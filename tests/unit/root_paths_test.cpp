@@ -1,5 +1,5 @@
 // Roots as duperemove takes them: symlinks followed, fifos and devices passed over.
-#include "src/root_paths.h"
+#include "src/scope/root_paths.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

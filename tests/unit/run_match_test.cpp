@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "src/short_file_proof.h"
-#include "src/sum_anchors.h"
+#include "src/fingerprint/short_file_proof.h"
+#include "src/fingerprint/sum_anchors.h"
 #include "unit/synthetic_fs.h"
 
 namespace btrdedupe {

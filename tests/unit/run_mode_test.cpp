@@ -1,4 +1,4 @@
-#include "src/run_mode.h"
+#include "src/run/run_mode.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "src/job.h"
-#include "src/run_totals.h"
+#include "src/run/job.h"
+#include "src/report/run_totals.h"
 
 namespace btrdedupe {
 namespace {

@@ -1,5 +1,5 @@
-// The one admission rule of every reader (src/scan_admission.h).
-#include "src/scan_admission.h"
+// The one admission rule of every reader (src/scope/scan_admission.h).
+#include "src/scope/scan_admission.h"
 
 #include <gtest/gtest.h>
 

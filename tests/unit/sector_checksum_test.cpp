@@ -1,4 +1,4 @@
-#include "src/sector_checksum.h"
+#include "src/fingerprint/sector_checksum.h"
 
 #include <gtest/gtest.h>
 

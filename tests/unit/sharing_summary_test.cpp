@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "src/tree_scan.h"
+#include "src/read/tree_scan.h"
 
 namespace btrdedupe {
 

@@ -1,4 +1,4 @@
-#include "src/snapshot_family.h"
+#include "src/scope/snapshot_family.h"
 
 #include <gtest/gtest.h>
 

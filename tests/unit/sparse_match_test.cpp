@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "src/content_hash.h"
-#include "src/dedupe_plan.h"
+#include "src/fingerprint/content_hash.h"
+#include "src/plan/dedupe_plan.h"
 #include "unit/synthetic_fs.h"
 
 namespace btrdedupe {

@@ -1,9 +1,9 @@
 // Per-subvolume figures and the subvolume options, without a disk.
 #include <gtest/gtest.h>
 
-#include "src/cli_options.h"
-#include "src/subvolume_report.h"
-#include "src/subvolume_sets.h"
+#include "src/cli/cli_options.h"
+#include "src/report/subvolume_report.h"
+#include "src/scope/subvolume_sets.h"
 
 namespace btrdedupe {
 namespace {

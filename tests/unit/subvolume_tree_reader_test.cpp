@@ -1,5 +1,5 @@
 // read_subvolume_tree over an in-memory tree: what it keeps of each inode, what it counts.
-#include "src/subvolume_tree_reader.h"
+#include "src/read/subvolume_tree_reader.h"
 
 #include <gtest/gtest.h>
 #include <linux/btrfs_tree.h>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "src/duplicate_match.h"
+#include "src/match/duplicate_match.h"
 
 namespace btrdedupe {
 

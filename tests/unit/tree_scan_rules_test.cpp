@@ -8,8 +8,8 @@
 #include <set>
 #include <string>
 
-#include "src/scanned_file.h"
-#include "src/subvolume_queue_scan.h"
+#include "src/read/scanned_file.h"
+#include "src/read/subvolume_queue_scan.h"
 #include "tests/unit/synthetic_tree.h"
 
 namespace btrdedupe::test {

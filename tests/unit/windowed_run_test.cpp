@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "src/catalog.h"
-#include "src/catalog_session.h"
-#include "src/scanned_file.h"
-#include "src/windowed_run.h"
+#include "src/catalog/catalog.h"
+#include "src/catalog/catalog_session.h"
+#include "src/read/scanned_file.h"
+#include "src/run/windowed_run.h"
 #include "tests/unit/synthetic_tree.h"
 
 namespace btrdedupe::test {

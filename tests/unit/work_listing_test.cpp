@@ -1,4 +1,4 @@
-#include "src/work_listing.h"
+#include "src/report/work_listing.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// A hashfile of untrusted bytes (src/catalog.h): Catalog::open must refuse it or read every
+// A hashfile of untrusted bytes (src/catalog/catalog.h): Catalog::open must refuse it or read every
 // row of it without a memory error. The input is written to a file in a private directory
 // under /dev/shm (or $TMPDIR), opened, read and bound, then removed with its -wal/-shm.
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "src/catalog.h"
+#include "src/catalog/catalog.h"
 #include "tools/fuzz/fuzz_util.h"
 
 namespace {

@@ -1,11 +1,11 @@
-// The command line (src/cli_options.h parse_cli): the input is split at NUL bytes into
+// The command line (src/cli/cli_options.h parse_cli): the input is split at NUL bytes into
 // arguments after argv[0]. Any input must give options or a one-line error, never an
 // exception or a crash.
 #include <string>
 #include <vector>
 
-#include "src/byte_size.h"
-#include "src/cli_options.h"
+#include "src/report/byte_size.h"
+#include "src/cli/cli_options.h"
 #include "tools/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,11 +1,11 @@
-// fdupes output on stdin (--fdupes): groups of paths, one per line (src/cli_options.h
+// fdupes output on stdin (--fdupes): groups of paths, one per line (src/cli/cli_options.h
 // read_fdupes_groups), and the common directory of each group's absolute paths
-// (src/fdupes_input.h).
+// (src/scope/fdupes_input.h).
 #include <sstream>
 #include <string>
 
-#include "src/cli_options.h"
-#include "src/fdupes_input.h"
+#include "src/cli/cli_options.h"
+#include "src/scope/fdupes_input.h"
 #include "tools/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

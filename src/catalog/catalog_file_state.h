@@ -1,0 +1,19 @@
+// Whether a file is as its catalog row says (internal to src/catalog*.cpp), from a tree
+// scan or from an inode item, and a digest of a scan's file states per subvolume.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "btrfs/items.h"
+#include "src/catalog/catalog.h"
+#include "src/catalog/catalog_session.h"
+#include "src/read/tree_scan.h"
+
+namespace btrdedupe::catalog_state {
+
+bool same_state(const CatalogFile& row, const ScannedFile& f);
+bool same_state(const CatalogFile& row, const btrfs::InodeItem& item);
+std::unordered_map<uint64_t, FileStateDigest> file_states(const ScanResult& scan);
+
+}  // namespace btrdedupe::catalog_state

@@ -1,0 +1,251 @@
+// btrdedupe: the command line around the engine.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "src/catalog/catalog_commands.h"
+#include "src/cli/cli_options.h"
+#include "src/scope/fdupes_input.h"
+#include "src/run/job.h"
+#include "src/report/json_report.h"
+#include "src/report/progress.h"
+#include "src/scope/root_paths.h"
+#include "src/run/run_deadline.h"
+#include "src/scope/subvolume_list.h"
+#include "src/report/text_report.h"
+#include "src/run/heap_release.h"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+volatile std::sig_atomic_t g_signal = 0;
+
+// The first SIGINT/SIGTERM asks for a clean stop (no new dedupe round starts); the handler
+// is reset, so a second one ends the process at once.
+extern "C" void on_stop_signal(int sig) {
+  g_signal = sig;
+  g_stop.store(true);
+  static const char msg[] =
+      "\nbtrdedupe: stopping after the dedupe rounds under way (signal again to abort now)\n";
+  const ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)ignored;
+}
+
+void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+// Progress to a terminal or a monitor, as --progress and -q say.
+class Progress {
+ public:
+  Progress(btrdedupe::ProgressMode mode, bool quiet) {
+    using btrdedupe::ProgressMode;
+    if (mode == ProgressMode::Json) {
+      json_ = std::make_unique<btrdedupe::JsonProgress>(stderr);
+    } else if (!quiet && (mode == ProgressMode::Tty ||
+                          (mode == ProgressMode::Auto && ::isatty(STDERR_FILENO)))) {
+      tty_ = std::make_unique<btrdedupe::TtyProgress>(stderr);
+    }
+  }
+  btrdedupe::ProgressSink* sink() {
+    if (json_) return json_.get();
+    return tty_.get();
+  }
+  void finish(const btrdedupe::JobReport& report, int exit_code) {
+    if (tty_) tty_->finish();
+    if (json_) json_->finish(exit_code, report.stopped, report.net_shared_change());
+  }
+
+ private:
+  std::unique_ptr<btrdedupe::TtyProgress> tty_;
+  std::unique_ptr<btrdedupe::JsonProgress> json_;
+};
+
+// --exclude patterns; an absolute pattern needs the root's absolute path (once per root).
+class UserExcludes {
+ public:
+  explicit UserExcludes(const std::vector<std::string>& patterns) : patterns_(patterns) {}
+  bool operator()(const std::string& root, const std::string& relative) {
+    if (patterns_.empty()) return false;
+    auto it = absolute_roots_.find(root);
+    if (it == absolute_roots_.end()) {
+      char* real = ::realpath(root.c_str(), nullptr);
+      it = absolute_roots_.emplace(root, real ? real : root).first;
+      std::free(real);
+    }
+    return btrdedupe::path_excluded(patterns_, it->second, relative);
+  }
+
+ private:
+  const std::vector<std::string>& patterns_;
+  std::map<std::string, std::string> absolute_roots_;
+};
+
+// Help, version and the commands that are the whole run: their exit code, if one is given.
+std::optional<int> run_command(const btrdedupe::CliOptions& o) {
+  using namespace btrdedupe;
+  if (o.show_help) {
+    std::fputs(cli_help().c_str(), stdout);
+    return kExitOk;
+  }
+  if (o.show_version) {
+    std::puts("btrdedupe " BTRDEDUPE_VERSION);
+    return kExitOk;
+  }
+  if (o.list_catalog) return list_catalog(o.hashfile, o.human, stdout, stderr);
+  if (o.catalog_stats) return catalog_stats(o.hashfile, o.human, stdout, stderr);
+  if (o.catalog_history) return catalog_history(o.hashfile, o.human, stdout, stderr);
+  if (o.remove_from_catalog) return remove_from_catalog(o.hashfile, o.paths, stdout, stderr);
+  if (o.list_subvols)
+    return list_subvolumes_command(o.paths.front(), {o.hashfile, o.human, o.json}, stdout, stderr);
+  return std::nullopt;
+}
+
+btrdedupe::JobOptions job_options(const btrdedupe::CliOptions& o) {
+  btrdedupe::JobOptions job;
+  job.paths = o.paths;
+  job.recursive = o.recursive;
+  job.dedupe = o.dedupe && !o.dry_run;
+  job.min_file_size = o.min_size;
+  job.block_size = o.block_size;
+  job.partial = o.partial;
+  job.rewrite_remainders = o.rewrite;
+  job.hashfile = o.hashfile;
+  job.window_files = o.window_files;
+  job.subvolumes = {o.subvols, o.exclude_subvols, o.all_subvols};
+  job.dedupe_readonly = o.dedupe_readonly;
+  job.prefetch = o.prefetch;
+  if (o.io_threads) job.io_threads = o.io_threads;
+  job.list_groups = !job.dedupe || o.verbose > 0;
+  job.most_valuable_first = o.max_runtime > 0;
+  return job;
+}
+
+// --fdupes: the groups on stdin, deduped as whole files wherever they lie.
+btrdedupe::FdupesScan read_fdupes_input(const btrdedupe::CliOptions& o,
+                                        btrdedupe::JobOptions& job) {
+  using namespace btrdedupe;
+  FdupesScan fdupes = plan_fdupes_scan(read_fdupes_groups(std::cin));
+  for (const auto& e : fdupes.errors) std::fprintf(stderr, "btrdedupe: %s\n", e.c_str());
+  if (!o.quiet && !o.json)
+    std::fprintf(stdout, "fdupes input: %zu groups of 2 or more files, %zu files\n",
+                 fdupes.groups, fdupes.files);
+  job.paths = fdupes.roots;
+  job.recursive = true;
+  job.partial = false;  // whole files, as fdupes found them
+  job.min_file_size = 0;
+  return fdupes;
+}
+
+void print_json_report(const btrdedupe::CliOptions& o, const btrdedupe::JobReport& report,
+                       const btrdedupe::JobOptions& effective, int signal, int exit_code) {
+  using namespace btrdedupe;
+  JsonReportContext c;
+  c.dry_run = o.dry_run;
+  c.fdupes = o.fdupes;
+  c.exclude = o.exclude;
+  c.signal = signal;
+  c.exit_code = exit_code;
+  c.max_runtime = o.max_runtime;
+  TextReportOptions errors;
+  errors.errors_only = true;
+  print_text_report(report, effective, errors, stdout, stderr);
+  write_json_report(report, effective, c,
+                    [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); });
+}
+
+void print_text(const btrdedupe::CliOptions& o, const btrdedupe::JobOptions& job,
+                const btrdedupe::JobReport& report, const btrdedupe::JobOptions& effective,
+                int signal, bool progress_shown) {
+  using namespace btrdedupe;
+  TextReportOptions text;
+  text.human = o.human;
+  text.quiet = o.quiet;
+  text.list_groups = job.list_groups;
+  text.debug = o.debug;
+  text.dry_run = o.dry_run;
+  text.signal = signal;
+  if (o.debug && !o.quiet)
+    std::fprintf(stdout, "debug: %zu paths, recursive %s, dedupe %s, min size %llu, "
+                 "%zu exclude patterns, progress sink %s\n",
+                 job.paths.size(), job.recursive ? "on" : "off", job.dedupe ? "on" : "off",
+                 static_cast<unsigned long long>(job.min_file_size), o.exclude.size(),
+                 progress_shown ? "on" : "off");
+  print_text_report(report, effective, text, stdout, stderr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace btrdedupe;
+  limit_heap_arenas();
+  const auto parsed = parse_cli(argc, argv);
+  if (!parsed.error.empty()) {
+    std::fprintf(stderr, "btrdedupe: %s\n", parsed.error.c_str());
+    return kExitUsage;
+  }
+  CliOptions o = parsed.options;
+  if (const auto code = run_command(o)) return *code;
+  if (!o.quiet)
+    for (const auto& note : o.no_effect) std::fprintf(stderr, "btrdedupe: note: %s\n", note.c_str());
+  if (!o.paths.empty()) {
+    auto roots = resolve_roots(o.paths);
+    if (!o.quiet)
+      for (const auto& note : roots.notes) std::fprintf(stderr, "btrdedupe: %s\n", note.c_str());
+    if (roots.paths.empty()) return kExitOk;  // as duperemove: nothing left to do is no error
+    o.paths = std::move(roots.paths);
+  }
+
+  JobOptions job = job_options(o);
+  UserExcludes user_excluded(o.exclude);
+  FdupesScan fdupes;
+  if (o.fdupes) {
+    fdupes = read_fdupes_input(o, job);
+    job.exclude = [&](const std::string& root, const std::string& relative) {
+      return fdupes.excluded(root, relative) || user_excluded(root, relative);
+    };
+  } else if (!o.exclude.empty()) {
+    job.exclude = [&](const std::string& root, const std::string& relative) {
+      return user_excluded(root, relative);
+    };
+  }
+  job.exclude_patterns = o.exclude;
+
+  install_stop_handlers();
+  job.stop = &g_stop;
+  Progress progress(o.progress, o.quiet);
+  JobReport report;
+  {
+    const RunDeadline deadline(o.max_runtime, g_stop);
+    // No paths with --hashfile: run_job replays the hashfile's stored roots and options.
+    if (!(job.paths.empty() && job.hashfile.empty())) report = run_job(job, progress.sink());
+    report.time_up = deadline.reached() && report.stopped && g_signal == 0;
+  }
+  // As run: a replay took its paths and mode from the hashfile.
+  const JobOptions& effective = report.options.paths.empty() ? job : report.options;
+  const int signal = report.stopped ? static_cast<int>(g_signal) : 0;
+  int exit_code = signal ? 128 + signal : report.exit_code();
+  if (report.time_up && exit_code != kExitError) exit_code = kExitTimeUp;
+  if (o.fdupes && !fdupes.errors.empty() && exit_code == kExitOk) exit_code = kExitError;
+  progress.finish(report, exit_code);
+
+  if (o.json)
+    print_json_report(o, report, effective, signal, exit_code);
+  else
+    print_text(o, job, report, effective, signal, progress.sink() != nullptr);
+  std::fflush(stdout);
+  return exit_code;
+}

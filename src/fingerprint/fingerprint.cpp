@@ -1,0 +1,276 @@
+#include "src/fingerprint/fingerprint.h"
+
+#include <fcntl.h>
+#include <linux/btrfs_tree.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "btrfs/fd.h"
+#include "btrfs/items.h"
+#include "btrfs/tree_search.h"
+#include "src/fingerprint/extent_reads.h"
+#include "src/fingerprint/extent_sums.h"
+#include "src/dedupe/io_threads.h"
+
+namespace btrdedupe {
+namespace {
+
+// Csum lookups of extents closer than this share one tree search over the gap.
+constexpr uint64_t kCsumSearchGap = 8ULL << 20;
+
+uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+bool is_wanted(const std::vector<bool>* wanted, uint32_t file) {
+  return !wanted || (*wanted)[file];
+}
+
+// The physical extents referenced by wanted files (all files when wanted is null), and
+// the buffers their sums point into.
+struct PhysicalExtents {
+  std::vector<ExtentSums> extents;
+  std::vector<uint8_t> sums, known;
+};
+
+PhysicalExtents physical_extents(const ScanResult& scan, const std::vector<bool>* wanted) {
+  const uint32_t ss = scan.fs.sectorsize;
+  const uint16_t cs = scan.fs.csum_size;
+  const auto& ex = scan.extents;
+  // Two passes: the first sizes the vector exactly (growth by doubling left up to half of
+  // it unused at the fingerprint phase's peak).
+  auto each = [&](auto&& take) {
+    for (size_t i = 0; i < ex.size();) {
+      ExtentSums e;
+      e.first_ref = i;
+      e.disk_bytenr = ex[i].disk_bytenr;
+      e.compressed = ex[i].compression != btrfs::Compression::None;
+      for (; i < ex.size() && ex[i].disk_bytenr == e.disk_bytenr; ++i)
+        e.sectors = std::max(e.sectors, div_up(ex[i].extent_offset + ex[i].length, ss));
+      e.end_ref = i;
+      bool any = false;
+      for (size_t r = e.first_ref; r < e.end_ref && !any; ++r)
+        any = is_wanted(wanted, ex[r].file);
+      if (any) take(e);
+    }
+  };
+  size_t count = 0;
+  uint64_t sectors = 0;
+  each([&](const ExtentSums& e) {
+    ++count;
+    sectors += e.sectors;
+  });
+  PhysicalExtents out;
+  out.extents.reserve(count);
+  out.sums.assign(sectors * cs, 0);
+  out.known.assign(sectors, 0);
+  uint64_t at = 0;
+  each([&](ExtentSums& e) {
+    e.sums = out.sums.data() + at * cs;
+    e.known = out.known.data() + at;
+    at += e.sectors;
+    out.extents.push_back(e);
+  });
+  return out;
+}
+
+// Walks the csum tree once per cluster of nearby extents, in disk order.
+btrfs::Result<void> sums_from_csum_tree(btrfs::TreeSource& csums, const ScanResult& scan,
+                                        std::vector<ExtentSums>& extents, FingerprintStats& st) {
+  const uint32_t ss = scan.fs.sectorsize;
+  const uint16_t cs = scan.fs.csum_size;
+  const uint64_t item_span = uint64_t{scan.fs.nodesize} / cs * ss;  // widest possible item
+  std::vector<size_t> wanted;
+  for (size_t i = 0; i < extents.size(); ++i)
+    if (!extents[i].compressed) wanted.push_back(i);
+
+  for (size_t w = 0; w < wanted.size();) {
+    // One cluster: [w, w_end) with small gaps between extents.
+    size_t w_end = w + 1;
+    uint64_t end = extents[wanted[w]].disk_bytenr + extents[wanted[w]].sectors * ss;
+    while (w_end < wanted.size() && extents[wanted[w_end]].disk_bytenr < end + kCsumSearchGap) {
+      const auto& e = extents[wanted[w_end]];
+      end = std::max(end, e.disk_bytenr + e.sectors * ss);
+      ++w_end;
+    }
+    const uint64_t start = extents[wanted[w]].disk_bytenr;
+    btrfs::SearchKey key;
+    key.tree_id = BTRFS_CSUM_TREE_OBJECTID;
+    key.min_objectid = key.max_objectid = BTRFS_EXTENT_CSUM_OBJECTID;
+    key.min_type = key.max_type = BTRFS_EXTENT_CSUM_KEY;
+    key.min_offset = start > item_span ? start - item_span : 0;
+    key.max_offset = end - 1;
+    const auto cursor = csums.search(key, 1 << 20);
+    btrfs::ItemCursor& search = *cursor;
+    size_t p = w;  // first extent of the cluster that may still overlap
+    for (;;) {
+      auto next = search.next();
+      if (!next) return btrfs::Error{next.error().code, "reading the csum tree: " + next.error().context};
+      if (!*next) break;
+      auto item = btrfs::decode_csum_item((*next)->offset, (*next)->data, cs);
+      if (!item) continue;  // a malformed item only costs us those sums
+      const uint64_t i_start = item->disk_start, i_end = i_start + item->sectors() * ss;
+      while (p < w_end &&
+             extents[wanted[p]].disk_bytenr + extents[wanted[p]].sectors * ss <= i_start)
+        ++p;
+      for (size_t q = p; q < w_end && extents[wanted[q]].disk_bytenr < i_end; ++q) {
+        auto& e = extents[wanted[q]];
+        const uint64_t e_end = e.disk_bytenr + e.sectors * ss;
+        const uint64_t from = std::max(i_start, e.disk_bytenr), to = std::min(i_end, e_end);
+        for (uint64_t b = from; b < to; b += ss) {
+          const uint64_t es = (b - e.disk_bytenr) / ss, is = (b - i_start) / ss;
+          std::memcpy(&e.sums[es * cs], &item->sums[is * cs], cs);
+          e.known[es] = true;
+        }
+      }
+    }
+    st.csum_searches += search.ioctl_calls();
+    w = w_end;
+  }
+  return {};
+}
+
+}  // namespace
+
+bool FileSumsView::complete() const {
+  return std::all_of(known.begin(), known.end(), [](uint8_t k) { return k != 0; });
+}
+
+FileSumsView FileSumsTable::operator[](size_t file) const {
+  const uint64_t first = begin(file), end = ends_[file];
+  return {{sums_.data() + first * csum_size_, (end - first) * csum_size_},
+          {known_.data() + first, end - first}};
+}
+
+void FileSumsTable::add(uint64_t sectors) {
+  const uint64_t end = total_sectors() + sectors;
+  ends_.push_back(end);
+  sums_.resize(end * csum_size_, 0);
+  known_.resize(end, 0);
+}
+
+void FileSumsTable::add(FileSumsView file) {
+  ends_.push_back(total_sectors() + file.sectors());
+  sums_.insert(sums_.end(), file.sums.begin(), file.sums.end());
+  known_.insert(known_.end(), file.known.begin(), file.known.end());
+}
+
+void FileSumsTable::reserve(size_t files, uint64_t sectors) {
+  ends_.reserve(files);
+  sums_.reserve(sectors * csum_size_);
+  known_.reserve(sectors);
+}
+
+FileSumsTable FileSumsTable::gather(size_t files, uint16_t csum_size,
+                                    const std::function<FileSumsView(size_t)>& pick) {
+  uint64_t sectors = 0;
+  for (size_t i = 0; i < files; ++i) sectors += pick(i).sectors();
+  FileSumsTable out(csum_size);
+  out.reserve(files, sectors);
+  for (size_t i = 0; i < files; ++i) out.add(pick(i));
+  return out;
+}
+
+std::span<uint8_t> FileSumsTable::sums(size_t file) {
+  const uint64_t first = begin(file);
+  return {sums_.data() + first * csum_size_, (ends_[file] - first) * csum_size_};
+}
+
+std::span<uint8_t> FileSumsTable::known(size_t file) {
+  const uint64_t first = begin(file);
+  return {known_.data() + first, ends_[file] - first};
+}
+
+btrfs::Result<FingerprintResult> fingerprint(
+    const ScanResult& scan, const std::function<void(uint64_t bytes_done)>& on_progress,
+    const std::vector<bool>* wanted, unsigned threads, btrfs::TreeSource* csums) {
+  FingerprintResult out;
+  auto& st = out.stats;
+  const uint32_t ss = scan.fs.sectorsize;
+  const uint16_t cs = scan.fs.csum_size;
+  if (ss == 0 || cs == 0) return btrfs::Error{EINVAL, "fingerprint: scan has no filesystem info"};
+
+  if (scan.roots.empty()) return out;
+  std::optional<btrfs::Fd> dir;
+  std::optional<btrfs::KernelTreeSource> kernel;
+  if (!csums) {
+    auto opened = btrfs::Fd::open(scan.roots[0].path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    if (!opened) return opened.error();
+    dir.emplace(std::move(*opened));
+    csums = &kernel.emplace(dir->get());
+  }
+  auto physical = physical_extents(scan, wanted);
+  auto& extents = physical.extents;
+  if (auto ok = sums_from_csum_tree(*csums, scan, extents, st); !ok) return ok.error();
+
+  // Extents whose every referenced sector came from the csum tree are done; the rest are
+  // read, in disk order, by `threads` workers.
+  uint64_t done = 0;
+  std::vector<size_t> to_read;
+  for (size_t i = 0; i < extents.size(); ++i) {
+    const ExtentSums& e = extents[i];
+    bool needs_read = false;
+    for (size_t r = e.first_ref; r < e.end_ref && !needs_read; ++r) {
+      const auto& ref = scan.extents[r];
+      for (uint64_t s = ref.extent_offset / ss; s < div_up(ref.extent_offset + ref.length, ss); ++s)
+        if (!e.known[s]) {
+          needs_read = true;
+          break;
+        }
+    }
+    if (needs_read) {
+      to_read.push_back(i);
+    } else {
+      ++st.extents_from_csums;
+      st.bytes_from_csums += e.sectors * ss;
+      done += e.sectors * ss;
+    }
+  }
+  if (on_progress) on_progress(done);
+  if (threads == 0) threads = default_io_threads(scan.roots[0].path);
+  std::function<void(uint64_t)> read_progress;
+  if (on_progress) read_progress = [&](uint64_t bytes) { on_progress(done + bytes); };
+  read_extent_sums(scan, extents, to_read, threads, read_progress, st);
+
+  // Files without a regular extent (inline, holes only; a third of a source tree) and
+  // unwanted files get no sectors: unknown, never matched. The others are sized first, so
+  // the table is allocated once.
+  std::vector<bool> has_sums(scan.files.size(), false);
+  for (const FileExtent& ref : scan.extents)
+    if (is_wanted(wanted, ref.file)) has_sums[ref.file] = true;
+  auto file_sectors = [&](size_t f) { return has_sums[f] ? div_up(scan.files[f].size, ss) : 0; };
+  uint64_t total = 0;
+  for (size_t f = 0; f < scan.files.size(); ++f) total += file_sectors(f);
+  out.files = FileSumsTable(cs);
+  out.files.reserve(scan.files.size(), total);
+  for (size_t f = 0; f < scan.files.size(); ++f) out.files.add(file_sectors(f));
+  for (const auto& e : extents) {
+    for (size_t r = e.first_ref; r < e.end_ref; ++r) {
+      const FileExtent& ref = scan.extents[r];
+      if (!is_wanted(wanted, ref.file)) continue;
+      const std::span<uint8_t> file_sums = out.files.sums(ref.file);
+      const std::span<uint8_t> file_known = out.files.known(ref.file);
+      const uint64_t first_file_sector = ref.file_offset / ss;
+      const uint64_t n = div_up(ref.length, ss);
+      for (uint64_t k = 0; k < n; ++k) {
+        const uint64_t fs_sector = first_file_sector + k, ex_sector = ref.extent_offset / ss + k;
+        if (fs_sector >= file_known.size() || !e.known[ex_sector]) continue;
+        std::memcpy(&file_sums[fs_sector * cs], &e.sums[ex_sector * cs], cs);
+        file_known[fs_sector] = 1;
+      }
+    }
+  }
+  return out;
+}
+
+void FingerprintStats::add(const FingerprintStats& more) {
+  extents_from_csums += more.extents_from_csums;
+  bytes_from_csums += more.bytes_from_csums;
+  extents_read += more.extents_read;
+  bytes_read += more.bytes_read;
+  csum_searches += more.csum_searches;
+  read_errors += more.read_errors;
+  errors.insert(errors.end(), more.errors.begin(), more.errors.end());
+}
+
+}  // namespace btrdedupe

@@ -1,0 +1,313 @@
+#include "src/run/job.h"
+
+#include <cerrno>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "btrfs/subvolume.h"
+#include "src/catalog/catalog_session.h"
+#include "src/run/filesystem_run.h"
+#include "src/read/incremental_scan.h"
+#include "src/run/job_selection.h"
+#include "src/run/path_scans.h"
+#include "src/run/run_mode.h"
+#include "src/run/run_stages.h"
+#include "src/scope/subvolume_selection.h"
+#include "src/run/windowed_run.h"
+
+namespace btrdedupe {
+namespace {
+
+// One call of run_job: the options as resolved (a replay's from the hashfile, a
+// selection's as ids), the catalog, and the report the ways of reading fill.
+class Job {
+ public:
+  Job(const JobOptions& options, ProgressSink* progress) : o_(options), progress_(progress) {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    started_at_ = {now.tv_sec, static_cast<uint32_t>(now.tv_nsec)};
+  }
+
+  // The story of a run: what it has to go on, then the ways to read the trees in order of
+  // preference (next_run_mode), each tried until one reads them or ends the run.
+  void run() {
+    if (!open_catalog() || !select()) return;
+    RunFacts facts;
+    facts.catalog = catalog_ != nullptr;
+    if (catalog_) {
+      const auto unchanged = unchanged_since_last_run();
+      if (!unchanged) return;
+      facts.unchanged = *unchanged;
+    }
+    scan_options_ = scan_options();
+    facts.nothing_selected = flat() && selection_->roots.empty();
+    facts.windows_requested = o_.window_files != 0;
+    // With a hashfile, asked once its incremental scan declined: of its rows as they stand then.
+    facts.may_take_windows = !catalog_;
+    for (;;) {
+      switch (next_run_mode(facts)) {
+        case RunMode::Unchanged:
+          return record_unchanged();
+        case RunMode::Incremental:
+          if (run_incremental()) return;
+          facts.incremental_declined = true;
+          facts.may_take_windows = catalog_->may_take_windows();
+          facts.catalogued_past_cap = catalog_->catalogued_files() > o_.whole_run_files;
+          break;
+        case RunMode::NothingSelected:
+          report_.path_errors.push_back("no subvolume left to scan on the filesystem of " +
+                                        o_.paths.front());
+          return;
+        case RunMode::EstimateFiles:
+          facts.files_estimated = true;
+          report_.estimated_files = estimated_files();
+          // A margin for the estimate's spread: near the cap, the capped read tells.
+          facts.estimated_past_cap = report_.estimated_files > o_.whole_run_files / 4 * 5;
+          break;
+        case RunMode::Windows:
+          if (run_windows()) return;
+          facts.windows_declined = true;
+          break;
+        case RunMode::WholeCapped:
+          scan_options_.max_files = o_.whole_run_files;
+          if (run_whole()) return;
+          facts.too_many_files = true;
+          ++report_.whole_scans_abandoned;
+          break;
+        case RunMode::Whole:
+          scan_options_.max_files = 0;  // from the start, and never too many files
+          run_whole();
+          return;
+      }
+    }
+  }
+
+  JobReport finish() && {
+    report_.options = o_;  // as run
+    return std::move(report_);
+  }
+
+ private:
+  // The catalog first: a replay takes its paths from it, and an unchanged tree is not read.
+  bool open_catalog() {
+    if (o_.hashfile.empty()) return true;
+    auto session = CatalogSession::open(o_);
+    if (!session) {
+      report_.path_errors.push_back(session.error().message());
+      return false;
+    }
+    catalog_ = std::move(*session);
+    return true;
+  }
+
+  bool select() {
+    if (o_.subvolumes.empty()) return true;
+    selection_ = select_subvolumes(o_, report_);
+    return selection_.has_value();
+  }
+
+  bool flat() const { return selection_ && o_.subvolumes.flat(); }
+
+  // nullopt: the hashfile could not tell (a path error).
+  std::optional<bool> unchanged_since_last_run() {
+    std::vector<uint64_t> will_scan;
+    if (selection_)
+      for (const auto& root : selection_->roots) will_scan.push_back(root.id);
+    auto unchanged = catalog_->unchanged_since_last_run(o_, flat() ? &will_scan : nullptr);
+    if (!unchanged) {
+      report_.path_errors.push_back(unchanged.error().message());
+      return std::nullopt;
+    }
+    return *unchanged;
+  }
+
+  ScanOptions scan_options() const {
+    ScanOptions so;
+    so.recursive = o_.recursive;
+    so.min_file_size = o_.min_file_size;
+    so.exclude = o_.exclude;
+    so.fold_readonly_aliases = !o_.dedupe_readonly;
+    if (selection_) so.excluded_subvolumes = selection_->excluded;
+    return so;
+  }
+
+  FilesystemReport filesystem_report() const {
+    FilesystemReport r;
+    r.started = started_at_.sec;
+    r.started_at = started_at_;
+    return r;
+  }
+
+  void add(FilesystemReport r) { report_.filesystems.push_back(std::move(r)); }
+  void note_stop() { report_.stopped = o_.stop && o_.stop->load(); }
+
+  void record_unchanged() {
+    FilesystemReport r = filesystem_report();
+    r.roots = o_.paths;
+    r.catalog.used = r.catalog.unchanged = true;
+    record_in_catalog(catalog_.get(), ScanResult{}, nullptr, r);
+    add(std::move(r));
+  }
+
+  // False: the hashfile declined (the trees must be read whole); true: the run is over.
+  bool run_incremental() {
+    const auto t = Clock::now();
+    report_progress(progress_, "scan", 0, 0);
+    auto scan = flat()
+                    ? catalog_->incremental_scan(o_.paths.front(), selection_->roots, scan_options_)
+                    : catalog_->incremental_scan(o_.paths, scan_options_);
+    if (!scan) {
+      report_.path_errors.push_back(scan.error().message());
+      return true;
+    }
+    if (!*scan) return false;
+    FilesystemReport r = filesystem_report();
+    r.seconds.scan = since(t);
+    run_filesystem(std::move(**scan), o_, scan_options_, progress_, catalog_.get(), r);
+    add(std::move(r));
+    note_stop();
+    return true;
+  }
+
+  // False: windows cannot be taken here (scan whole); true: the run is over. Without a
+  // hashfile a temporary catalog matches each window against the earlier ones.
+  bool run_windows() {
+    std::unique_ptr<CatalogSession> temporary;
+    CatalogSession* session = catalog_.get();
+    if (!session) {
+      auto opened = CatalogSession::open_temporary(o_);
+      auto bound = opened ? (*opened)->unchanged_since_last_run(o_) : btrfs::Result<bool>(opened.error());
+      if (!bound) {
+        report_.path_errors.push_back(bound.error().message());
+        return true;
+      }
+      temporary = std::move(*opened);
+      session = temporary.get();
+    }
+    const auto t = Clock::now();
+    auto base = flat() ? session->windowed_scan(o_.paths.front(), selection_->roots, scan_options_)
+                       : session->windowed_scan(o_.paths, scan_options_);
+    if (!base) {
+      report_.path_errors.push_back(base.error().message());
+      return true;
+    }
+    if (!*base) return false;
+    FilesystemReport r = filesystem_report();
+    r.seconds.scan = since(t);
+    run_windowed(*session, **base, o_, progress_, r);
+    add(std::move(r));
+    note_stop();
+    return true;
+  }
+
+  // The regular files of the subvolumes a whole read would reach (nested ones included,
+  // read-only snapshots by files_held_at_once's rule), as it counts them against its cap;
+  // 0 without -r or a selection, whose roots hold only some of their subvolume's files.
+  uint64_t estimated_files() const {
+    if (!o_.recursive && !flat()) return 0;
+    ScanResult places;  // roots and subvolumes only: no file is read
+    if (flat()) {
+      auto scan = IncrementalScan::of_subvolumes(o_.paths.front(), selection_->roots,
+                                                 scan_options_, places);
+      return scan && *scan ? (*scan)->estimated_files() : 0;
+    }
+    // A root that is a file is left out (one file: the estimate errs low, as it should);
+    // the directories are estimated together, so a subvolume two of them reach counts once.
+    std::vector<std::string> directories;
+    for (const auto& path : o_.paths) {
+      std::error_code error;
+      if (std::filesystem::is_directory(path, error)) directories.push_back(path);
+    }
+    auto scan = IncrementalScan::of_roots(directories, scan_options_, places);
+    if (scan && *scan) return (*scan)->estimated_files();
+    uint64_t files = 0;  // directories on several filesystems: each by itself
+    for (const auto& path : directories) {
+      ScanResult one;
+      auto single = IncrementalScan::of_roots({path}, scan_options_, one);
+      if (single && *single) files += (*single)->estimated_files();
+    }
+    return files;
+  }
+
+  bool too_many_files(const btrfs::Error& e) const {
+    return scan_options_.max_files && e.code == EFBIG;
+  }
+
+  // False: more files than scan_options_.max_files (the run is not over).
+  bool run_whole() { return flat() ? run_flat() : run_paths(); }
+
+  // Exactly the chosen subvolumes, as one scan. False: more files than the cap.
+  bool run_flat() {
+    const FlatScan flat_scan{o_.paths.front(), selection_->roots};
+    // One scan to the report, though a capped attempt may have come first: timed from it.
+    if (!flat_scan_started_) {
+      flat_scan_started_ = Clock::now();
+      report_progress(progress_, "scan", 0, 0);
+    }
+    auto scan = flat_scan.run(scan_options_);
+    if (!scan && too_many_files(scan.error())) return false;
+    FilesystemReport r = filesystem_report();
+    r.seconds.scan = since(*flat_scan_started_);
+    if (!scan) {
+      r.roots = o_.paths;
+      r.error = scan.error().message();
+    } else {
+      run_filesystem(std::move(*scan), o_, scan_options_, progress_, catalog_.get(), r, &flat_scan);
+    }
+    add(std::move(r));
+    note_stop();
+    return true;
+  }
+
+  // Each path, the paths of one filesystem deduped together. False: more files than the cap.
+  bool run_paths() {
+    auto scans = scan_paths(o_.paths, scan_options_, progress_);
+    if (!scans) return false;
+    auto& errors = report_.path_errors;
+    errors.insert(errors.end(), scans->errors.begin(), scans->errors.end());
+    scan_options_.max_files = 0;  // the confirmation scan reads what the first one did
+    for (const auto& fsid : scans->filesystems) {
+      FilesystemReport r = filesystem_report();
+      r.seconds.scan = scans->seconds[fsid];
+      auto merged = merge_scans(std::move(scans->scans[fsid]));
+      if (!merged) {
+        r.error = merged.error().message();
+      } else if (catalog_ && fsid != scans->filesystems.front()) {
+        r.error = "a hashfile serves one filesystem: " + merged->roots[0].path + " is on another";
+      } else {
+        run_filesystem(std::move(*merged), o_, scan_options_, progress_,
+                       fsid == scans->filesystems.front() ? catalog_.get() : nullptr, r);
+      }
+      add(std::move(r));
+    }
+    note_stop();
+    return true;
+  }
+
+  JobOptions o_;
+  ProgressSink* progress_;
+  btrfs::Timespec started_at_;
+  JobReport report_;
+  std::unique_ptr<CatalogSession> catalog_;
+  std::optional<ResolvedSelection> selection_;
+  ScanOptions scan_options_;
+  std::optional<Clock::time_point> flat_scan_started_;
+};
+
+}  // namespace
+
+JobReport run_job(const JobOptions& options, ProgressSink* progress) {
+  const auto t = Clock::now();
+  Job job(options, progress);
+  job.run();
+  auto report = std::move(job).finish();
+  report.seconds = since(t);
+  return report;
+}
+
+}  // namespace btrdedupe
