@@ -34,38 +34,49 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::side_scan(
 }
 
 btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
-    const std::vector<std::string>& roots, const ScanOptions& options) {
+    const ScanScope& scope, const ScanOptions& options) {
   if (side_run_) {
     ScanResult out;
-    auto scan = IncrementalScan::of_roots(roots, options, out);
+    auto scan = scope.reader(options, out);
     return side_scan(std::move(scan), std::move(out));
   }
   recorded_generations_ = catalog_->subvolume_generations();
   // A first run, or one that must match every file again (Catalog::pending).
   if (recorded_generations_.empty() || rescan_all_) return std::optional<ScanResult>{};
   ScanResult out;
-  auto inc = IncrementalScan::of_roots(roots, options, out);
+  auto inc = scope.reader(options, out);
   if (!inc || !*inc) return std::optional<ScanResult>{};  // the full scan says what is wrong
   incremental_ = std::move(*inc);
   return find_changed(std::move(out));
 }
 
-btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
-    const std::string& fs_path, const std::vector<SubvolumeRoot>& flat,
-    const ScanOptions& options) {
-  if (side_run_) {
-    ScanResult out;
-    auto scan = IncrementalScan::of_subvolumes(fs_path, flat, options, out);
-    return side_scan(std::move(scan), std::move(out));
+// A file whose inode changed: added to the scan when its content may have, its row kept
+// (renamed, chmod'ed, deduped: same state), moved, or marked stale (gone, out of scope).
+btrfs::Result<void> CatalogSession::take_changed_file(ScanResult& scan, const FileKey& key) {
+  if (!seen_.insert(key).second) return {};
+  const auto row = catalog_->file(key);
+  auto state = incremental_->read(key.subvolume, key.inode);
+  if (!state) return state.error();
+  if (!*state) {  // deleted since the search
+    if (row) stale_.insert(key);
+    return {};
   }
-  recorded_generations_ = catalog_->subvolume_generations();
-  // A first run, or one that must match every file again (Catalog::pending).
-  if (recorded_generations_.empty() || rescan_all_) return std::optional<ScanResult>{};
-  ScanResult out;
-  auto inc = IncrementalScan::of_subvolumes(fs_path, flat, options, out);
-  if (!inc || !*inc) return std::optional<ScanResult>{};
-  incremental_ = std::move(*inc);
-  return find_changed(std::move(out));
+  if (row && same_state(*row, (*state)->item)) {
+    auto in = incremental_->check(key.subvolume, **state);
+    if (!in) return in.error();
+    if (*in != Outcome::Added)
+      stale_.insert(key);
+    else if ((*state)->parent != row->parent)
+      moved_.emplace_back(key, (*state)->parent);
+    return {};
+  }
+  auto added = incremental_->add(scan, key.subvolume, key.inode, **state);
+  if (!added) return added.error();
+  if (*added == Outcome::Added)
+    changed_with_row_ += row ? 1 : 0;
+  else if (row)
+    stale_.insert(key);
+  return {};
 }
 
 btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult scan) {
@@ -108,35 +119,10 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult
     if (!found) return found.error();
     std::vector<uint64_t> directories;
     for (const auto& [inode, is_directory] : changed) {
-      if (is_directory) {
+      if (is_directory)
         directories.push_back(inode);
-        continue;
-      }
-      const FileKey key{sv.id, inode};
-      if (!seen_.insert(key).second) continue;
-      const auto row = catalog_->file(key);
-      auto state = incremental_->read(sv.id, inode);
-      if (!state) return state.error();
-      if (!*state) {  // deleted since the search
-        if (row) stale_.insert(key);
-        continue;
-      }
-      if (row && same_state(*row, (*state)->item)) {
-        // Renamed, chmod'ed, deduped: same content. Still in scope? Moved?
-        auto in = incremental_->check(sv.id, **state);
-        if (!in) return in.error();
-        if (*in != Outcome::Added)
-          stale_.insert(key);
-        else if ((*state)->parent != row->parent)
-          moved_.emplace_back(key, (*state)->parent);
-        continue;
-      }
-      auto added = incremental_->add(scan, sv.id, inode, **state);
-      if (!added) return added.error();
-      if (*added == Outcome::Added)
-        changed_with_row_ += row ? 1 : 0;
-      else if (row)
-        stale_.insert(key);
+      else if (auto ok = take_changed_file(scan, {sv.id, inode}); !ok)
+        return ok.error();
     }
     for (uint64_t dir : directories)
       if (auto ok = check_directory(sv.id, dir); !ok) return ok.error();

@@ -83,28 +83,25 @@ btrfs::Result<std::unordered_map<uint64_t, uint64_t>> CatalogSession::generation
   return out;
 }
 
-btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open(JobOptions& options) {
-  auto catalog = Catalog::open(options.hashfile);
-  if (!catalog) return catalog.error();
-  return on(std::move(*catalog), options);
+btrfs::Result<JobOptions> replayed_options(const Catalog& catalog, JobOptions options) {
+  if (!options.paths.empty()) return options;
+  const auto scope = catalog.scope();
+  if (!scope || scope->roots.empty())
+    return btrfs::Error{EINVAL, "hashfile " + catalog.path() +
+                                    " holds no earlier run to repeat: give the paths to scan"};
+  if (scope->options.find(" exclude=") != std::string::npos)
+    return btrfs::Error{EINVAL, "hashfile " + catalog.path() +
+                                    " was made by a run with --exclude: give its paths and "
+                                    "patterns again to repeat it"};
+  options.paths = scope->roots;
+  apply_options_text(scope->options, options);
+  options.dedupe = options.dedupe || scope->dedupe;
+  return options;
 }
 
 btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::on(
-    std::unique_ptr<Catalog> catalog, JobOptions& options) {
+    std::unique_ptr<Catalog> catalog, const JobOptions& options) {
   auto s = std::make_unique<CatalogSession>(Made{}, std::move(catalog));
-  if (options.paths.empty()) {
-    const auto scope = s->catalog_->scope();
-    if (!scope || scope->roots.empty())
-      return btrfs::Error{EINVAL, "hashfile " + s->path() +
-                                      " holds no earlier run to repeat: give the paths to scan"};
-    options.paths = scope->roots;
-    if (scope->options.find(" exclude=") != std::string::npos)
-      return btrfs::Error{EINVAL, "hashfile " + s->path() +
-                                      " was made by a run with --exclude: give its paths and "
-                                      "patterns again to repeat it"};
-    apply_options_text(scope->options, options);
-    options.dedupe = options.dedupe || scope->dedupe;
-  }
   s->block_size_ = options.block_size;
   return s;
 }

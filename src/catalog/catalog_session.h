@@ -36,8 +36,9 @@
 #include "src/catalog/catalog.h"
 #include "src/fingerprint/fingerprint.h"
 #include "src/read/incremental_scan.h"
+#include "src/read/scan_scope.h"
 #include "src/read/inode_bitset.h"
-#include "src/run/job.h"
+#include "src/run/job_options.h"
 #include "src/read/tree_scan.h"
 #include "src/catalog/verified_twins.h"
 
@@ -61,18 +62,20 @@ struct FileStateDigest {
   bool operator==(const FileStateDigest&) const = default;
 };
 
+// The options of a run given a hashfile and no paths: the paths and the options that shape
+// results of the catalog's last run (its replay), resolved before the run starts. Options
+// with paths come back as given.
+btrfs::Result<JobOptions> replayed_options(const Catalog& catalog, JobOptions options);
+
 class CatalogSession {
-  struct Made {};  // only open(), on() and open_temporary() can construct one
+  struct Made {};  // only on() and open_temporary() can construct one
 
  public:
   CatalogSession(Made, std::unique_ptr<Catalog> c) : catalog_(std::move(c)) {}
-  // Opens the hashfile. With no paths in `options`, fills them (and the options that shape
-  // results) from the catalog: a replay of its last run.
-  static btrfs::Result<std::unique_ptr<CatalogSession>> open(JobOptions& options);
-  // open() on a catalog open already (Catalog::open, or Catalog::open_in_memory in unit
-  // tests): the same replay of its last run when `options` has no paths.
+  // A session on a catalog open already (Catalog::open, or Catalog::open_in_memory in unit
+  // tests), for a run of `options` (as resolved: replayed_options first).
   static btrfs::Result<std::unique_ptr<CatalogSession>> on(std::unique_ptr<Catalog> catalog,
-                                                           JobOptions& options);
+                                                           const JobOptions& options);
 
   // A catalog in a new temporary file (in $TMPDIR, else /var/tmp: on disk, not in memory),
   // removed when the session ends: what a run read in windows without --hashfile matches
@@ -89,15 +92,11 @@ class CatalogSession {
   btrfs::Result<bool> unchanged_since_last_run(const JobOptions& options,
                                                const std::vector<uint64_t>* will_scan = nullptr);
 
-  // The scan of an incremental run of `roots` (or, with `flat`, of exactly those
-  // subvolumes of the filesystem of `fs_path`): the files whose inode changed since the
+  // The scan of an incremental run of `scope`: the files whose inode changed since the
   // recorded generations and are new or differ from their row. Rows of files found gone
   // (or out of scope) are removed at record(). nullopt: the run must read the trees whole.
-  btrfs::Result<std::optional<ScanResult>> incremental_scan(
-      const std::vector<std::string>& roots, const ScanOptions& options);
-  btrfs::Result<std::optional<ScanResult>> incremental_scan(
-      const std::string& fs_path, const std::vector<SubvolumeRoot>& flat,
-      const ScanOptions& options);
+  btrfs::Result<std::optional<ScanResult>> incremental_scan(const ScanScope& scope,
+                                                           const ScanOptions& options);
   bool incremental() const { return incremental_ != nullptr && !windowed_; }
 
   // A full run read in windows of files, for trees too large to hold whole (its memory then
@@ -107,10 +106,7 @@ class CatalogSession {
   // Possible when may_take_windows(); read-only snapshots fold by inode identity
   // (IncrementalScan::read_window). The result is the run's base (roots,
   // filesystem, subvolumes, no file); nullopt: the run must scan whole.
-  btrfs::Result<std::optional<ScanResult>> windowed_scan(const std::vector<std::string>& roots,
-                                                        const ScanOptions& options);
-  btrfs::Result<std::optional<ScanResult>> windowed_scan(const std::string& fs_path,
-                                                        const std::vector<SubvolumeRoot>& flat,
+  btrfs::Result<std::optional<ScanResult>> windowed_scan(const ScanScope& scope,
                                                         const ScanOptions& options);
   // Fills `window` (the base's roots, filesystem and subvolumes, no file) with the next
   // window of at most `max_files` files. False once the trees are read to their end (the
@@ -227,6 +223,7 @@ class CatalogSession {
                                             const FingerprintResult& fp);
 
   btrfs::Result<std::optional<ScanResult>> find_changed(ScanResult scan);
+  btrfs::Result<void> take_changed_file(ScanResult& scan, const FileKey& key);
   btrfs::Result<void> check_directory(uint64_t subvolume, uint64_t dir);
   btrfs::Result<FingerprintResult> fingerprint_incremental(ScanResult& scan, CatalogStats& stats);
   // fingerprint_incremental()'s steps (src/catalog/catalog_twins.cpp): the catalogued twins

@@ -5,17 +5,9 @@
 namespace btrdedupe {
 
 btrfs::Result<std::optional<ScanResult>> CatalogSession::windowed_scan(
-    const std::vector<std::string>& roots, const ScanOptions& options) {
+    const ScanScope& scope, const ScanOptions& options) {
   ScanResult base;
-  auto scan = IncrementalScan::of_roots(roots, options, base);
-  return start_windows(std::move(scan), std::move(base));
-}
-
-btrfs::Result<std::optional<ScanResult>> CatalogSession::windowed_scan(
-    const std::string& fs_path, const std::vector<SubvolumeRoot>& flat,
-    const ScanOptions& options) {
-  ScanResult base;
-  auto scan = IncrementalScan::of_subvolumes(fs_path, flat, options, base);
+  auto scan = scope.reader(options, base);
   return start_windows(std::move(scan), std::move(base));
 }
 

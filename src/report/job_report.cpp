@@ -1,5 +1,5 @@
 // JobReport's verdicts: the exit code and the net figures printed in the summary.
-#include "src/run/job.h"
+#include "src/report/job_report.h"
 
 #include <cerrno>
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "src/run/job.h"
+#include "src/report/job_report.h"
 
 namespace btrdedupe {
 

@@ -1,5 +1,5 @@
 // Progress for people (one live terminal line for the whole run) and for monitors
-// (line-delimited JSON events). Both are ProgressSinks (src/run/job.h) the engine calls at phase
+// (line-delimited JSON events). Both are ProgressSinks (src/report/progress_sink.h) the engine calls at phase
 // boundaries, at each window, per fingerprinted extent and after every dedupe round; both
 // throttle what they print.
 #pragma once
@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "src/run/job.h"
+#include "src/report/progress_sink.h"
 
 namespace btrdedupe {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "src/run/job.h"
+#include "src/report/progress_sink.h"
 #include "src/report/progress.h"
 
 namespace btrdedupe {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <map>
 
-#include "src/run/job.h"
+#include "src/report/job_report.h"
 
 namespace btrdedupe {
 

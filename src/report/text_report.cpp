@@ -269,6 +269,25 @@ class Printer {
     if (!read) std::fprintf(out_, "error: %s\n", read.error().message().c_str());
   }
 
+  // The error counts, and the first few messages of each kind as the engine worded them.
+  void errors(const JobReport& report, const RunTotals& t) const {
+    std::fprintf(out_, "\n  errors:         %llu paths not scanned, %llu filesystems failed, "
+                 "%llu read errors\n",
+                 ull(t.path_errors), ull(t.filesystem_errors), ull(t.read_errors));
+    std::vector<std::string> first;
+    for (const auto& e : report.path_errors) first.push_back(e);
+    for (const auto& fs : report.filesystems) {
+      if (!fs.error.empty()) first.push_back(fs.error);
+      for (const auto& e : fs.fingerprints.errors) first.push_back(e);
+      for (const auto& m : fs.dedupe.messages) first.push_back(m);
+    }
+    constexpr size_t kFirst = 5;
+    for (size_t i = 0; i < first.size() && i < kFirst; ++i)
+      std::fprintf(out_, "    %s\n", first[i].c_str());
+    if (first.size() > kFirst)
+      std::fprintf(out_, "    ... %zu more on stderr\n", first.size() - kFirst);
+  }
+
   void summary(const JobReport& report, const JobOptions& job) const {
     const RunTotals t = run_totals(report);
     std::fprintf(out_, "Summary:\n");
@@ -309,22 +328,7 @@ class Printer {
                    strerrorname(code));
     if (t.readonly_ranges_left)
       std::fprintf(out_, "; %llu in read-only snapshots (by design)", ull(t.readonly_ranges_left));
-    std::fprintf(out_, "\n  errors:         %llu paths not scanned, %llu filesystems failed, "
-                 "%llu read errors\n",
-                 ull(t.path_errors), ull(t.filesystem_errors), ull(t.read_errors));
-    // The first few file names of each kind, as the engine worded them.
-    std::vector<std::string> first;
-    for (const auto& e : report.path_errors) first.push_back(e);
-    for (const auto& fs : report.filesystems) {
-      if (!fs.error.empty()) first.push_back(fs.error);
-      for (const auto& e : fs.fingerprints.errors) first.push_back(e);
-      for (const auto& m : fs.dedupe.messages) first.push_back(m);
-    }
-    constexpr size_t kFirst = 5;
-    for (size_t i = 0; i < first.size() && i < kFirst; ++i)
-      std::fprintf(out_, "    %s\n", first[i].c_str());
-    if (first.size() > kFirst)
-      std::fprintf(out_, "    ... %zu more on stderr\n", first.size() - kFirst);
+    errors(report, t);
     const auto& s = t.seconds;
     std::fprintf(out_, "  elapsed:        %.2f s (scan %.2f, fingerprint %.2f, match %.2f, "
                  "dedupe %.2f, confirm %.2f, between %.2f)",

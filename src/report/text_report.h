@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "src/run/job.h"
+#include "src/report/job_report.h"
 #include "src/report/printable_path.h"  // printable_path, is_valid_utf8: reached through here too
 #include "src/report/run_totals.h"  // RunTotals, run_totals: likewise
 

@@ -11,14 +11,16 @@
 
 #include "btrfs/subvolume.h"
 #include "src/catalog/catalog_session.h"
-#include "src/run/filesystem_run.h"
+#include "src/run/batch_loop.h"
 #include "src/read/incremental_scan.h"
 #include "src/run/job_selection.h"
 #include "src/run/path_scans.h"
+#include "src/run/run_context.h"
 #include "src/run/run_mode.h"
 #include "src/run/run_stages.h"
 #include "src/scope/subvolume_selection.h"
-#include "src/run/windowed_run.h"
+#include "src/run/whole_scan_source.h"
+#include "src/run/window_source.h"
 
 namespace btrdedupe {
 namespace {
@@ -27,7 +29,8 @@ namespace {
 // selection's as ids), the catalog, and the report the ways of reading fill.
 class Job {
  public:
-  Job(const JobOptions& options, ProgressSink* progress) : o_(options), progress_(progress) {
+  Job(const JobOptions& options, ProgressSink* progress)
+      : o_(options), progress_(progress), run_{o_, progress} {
     struct timespec now {};
     ::clock_gettime(CLOCK_REALTIME, &now);
     started_at_ = {now.tv_sec, static_cast<uint32_t>(now.tv_nsec)};
@@ -93,10 +96,15 @@ class Job {
   }
 
  private:
-  // The catalog first: a replay takes its paths from it, and an unchanged tree is not read.
+  // The catalog first: a replay takes its paths and options from it (resolved here, before
+  // anything reads them), and an unchanged tree is not read.
   bool open_catalog() {
     if (o_.hashfile.empty()) return true;
-    auto session = CatalogSession::open(o_);
+    auto catalog = Catalog::open(o_.hashfile);
+    auto options = catalog ? replayed_options(**catalog, o_) : btrfs::Result<JobOptions>(catalog.error());
+    if (options) o_ = std::move(*options);
+    auto session = options ? CatalogSession::on(std::move(*catalog), o_)
+                           : btrfs::Result<std::unique_ptr<CatalogSession>>(options.error());
     if (!session) {
       report_.path_errors.push_back(session.error().message());
       return false;
@@ -112,6 +120,12 @@ class Job {
   }
 
   bool flat() const { return selection_ && o_.subvolumes.flat(); }
+  // What the run reads: its paths, or exactly the selected subvolumes.
+  ScanScope scope() const {
+    ScanScope s{o_.paths, std::nullopt};
+    if (flat()) s.subvolumes = selection_->roots;
+    return s;
+  }
 
   // nullopt: the hashfile could not tell (a path error).
   std::optional<bool> unchanged_since_last_run() {
@@ -158,9 +172,7 @@ class Job {
   bool run_incremental() {
     const auto t = Clock::now();
     report_progress(progress_, "scan", 0, 0);
-    auto scan = flat()
-                    ? catalog_->incremental_scan(o_.paths.front(), selection_->roots, scan_options_)
-                    : catalog_->incremental_scan(o_.paths, scan_options_);
+    auto scan = catalog_->incremental_scan(scope(), scan_options_);
     if (!scan) {
       report_.path_errors.push_back(scan.error().message());
       return true;
@@ -168,7 +180,9 @@ class Job {
     if (!*scan) return false;
     FilesystemReport r = filesystem_report();
     r.seconds.scan = since(t);
-    run_filesystem(std::move(**scan), o_, scan_options_, progress_, catalog_.get(), r);
+    WholeScanSource changed(std::move(**scan), catalog_.get(), reread_changed(*catalog_),
+                            o_.io_threads);
+    run_batches(changed, run_, r);
     add(std::move(r));
     note_stop();
     return true;
@@ -190,8 +204,7 @@ class Job {
       session = temporary.get();
     }
     const auto t = Clock::now();
-    auto base = flat() ? session->windowed_scan(o_.paths.front(), selection_->roots, scan_options_)
-                       : session->windowed_scan(o_.paths, scan_options_);
+    auto base = session->windowed_scan(scope(), scan_options_);
     if (!base) {
       report_.path_errors.push_back(base.error().message());
       return true;
@@ -199,7 +212,8 @@ class Job {
     if (!*base) return false;
     FilesystemReport r = filesystem_report();
     r.seconds.scan = since(t);
-    run_windowed(*session, **base, o_, progress_, r);
+    WindowSource windows(*session, std::move(**base), run_);
+    run_batches(windows, run_, r);
     add(std::move(r));
     note_stop();
     return true;
@@ -212,8 +226,7 @@ class Job {
     if (!o_.recursive && !flat()) return 0;
     ScanResult places;  // roots and subvolumes only: no file is read
     if (flat()) {
-      auto scan = IncrementalScan::of_subvolumes(o_.paths.front(), selection_->roots,
-                                                 scan_options_, places);
+      auto scan = scope().reader(scan_options_, places);
       return scan && *scan ? (*scan)->estimated_files() : 0;
     }
     // A root that is a file is left out (one file: the estimate errs low, as it should);
@@ -243,13 +256,13 @@ class Job {
 
   // Exactly the chosen subvolumes, as one scan. False: more files than the cap.
   bool run_flat() {
-    const FlatScan flat_scan{o_.paths.front(), selection_->roots};
+    const ScanScope subvolumes = scope();
     // One scan to the report, though a capped attempt may have come first: timed from it.
     if (!flat_scan_started_) {
       flat_scan_started_ = Clock::now();
       report_progress(progress_, "scan", 0, 0);
     }
-    auto scan = flat_scan.run(scan_options_);
+    auto scan = subvolumes.scan_subvolumes(scan_options_);
     if (!scan && too_many_files(scan.error())) return false;
     FilesystemReport r = filesystem_report();
     r.seconds.scan = since(*flat_scan_started_);
@@ -257,7 +270,9 @@ class Job {
       r.roots = o_.paths;
       r.error = scan.error().message();
     } else {
-      run_filesystem(std::move(*scan), o_, scan_options_, progress_, catalog_.get(), r, &flat_scan);
+      WholeScanSource source(std::move(*scan), catalog_.get(),
+                             reread_subvolumes(subvolumes, scan_options_), o_.io_threads);
+      run_batches(source, run_, r);
     }
     add(std::move(r));
     note_stop();
@@ -280,8 +295,10 @@ class Job {
       } else if (catalog_ && fsid != scans->filesystems.front()) {
         r.error = "a hashfile serves one filesystem: " + merged->roots[0].path + " is on another";
       } else {
-        run_filesystem(std::move(*merged), o_, scan_options_, progress_,
-                       fsid == scans->filesystems.front() ? catalog_.get() : nullptr, r);
+        WholeScanSource paths(std::move(*merged),
+                              fsid == scans->filesystems.front() ? catalog_.get() : nullptr,
+                              reread_roots(scan_options_), o_.io_threads);
+        run_batches(paths, run_, r);
       }
       add(std::move(r));
     }
@@ -291,6 +308,7 @@ class Job {
 
   JobOptions o_;
   ProgressSink* progress_;
+  RunContext run_;  // of o_ as resolved
   btrfs::Timespec started_at_;
   JobReport report_;
   std::unique_ptr<CatalogSession> catalog_;

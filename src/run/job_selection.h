@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "src/run/job.h"
+#include "src/report/job_report.h"
 #include "src/scope/subvolume_selection.h"
 
 namespace btrdedupe {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "btrfs/result.h"
-#include "src/run/job.h"
+#include "src/report/progress_sink.h"
 #include "src/read/tree_scan.h"
 
 namespace btrdedupe {

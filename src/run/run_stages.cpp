@@ -1,8 +1,5 @@
 #include "src/run/run_stages.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <ctime>
@@ -11,7 +8,6 @@
 #include "src/read/file_extent_index.h"
 #include "src/plan/freeing_runs.h"
 #include "src/run/heap_release.h"
-#include "src/dedupe/io_threads.h"
 #include "src/read/scanned_file.h"
 #include "src/fingerprint/short_file_proof.h"
 #include "src/report/subvolume_report.h"
@@ -49,8 +45,8 @@ std::vector<GroupListing> list_groups(const ScanResult& scan, const MatchResult&
 
 // After the rounds: the remainders, unless a stop came or the filesystem is full.
 RewriteStats rewrite_planned(const ScanResult& scan, const RemainderPlan& remainders,
-                             const DedupeStats& rounds, const JobOptions& o,
-                             ProgressSink* progress, bool before_rounds) {
+                             const DedupeStats& rounds, const RunContext& run,
+                             bool before_rounds) {
   RewriteStats none;
   if (remainders.extents.empty() || rounds.stopped) return none;
   if (rounds.no_space) {
@@ -59,11 +55,12 @@ RewriteStats rewrite_planned(const ScanResult& scan, const RemainderPlan& remain
     return none;
   }
   RewriteOptions ropt;
-  ropt.stop = o.stop;
+  ropt.stop = run.options.stop;
   ropt.before_rounds = before_rounds;
-  report_progress(progress, "rewrite", 0, remainders.bytes);
-  if (progress)
-    ropt.on_progress = [&](uint64_t done) { progress->progress("rewrite", done, remainders.bytes); };
+  ropt.kernel = &run.kernel.rewrite();
+  run.report("rewrite", 0, remainders.bytes);
+  if (run.progress)
+    ropt.on_progress = [&](uint64_t done) { run.report("rewrite", done, remainders.bytes); };
   return rewrite_remainders(scan, remainders, ropt);
 }
 
@@ -150,10 +147,10 @@ void plan_whole_extents(const ScanResult& scan, const FingerprintResult& fp, con
 
 }  // namespace
 
-PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const JobOptions& o,
-                           const BatchRoles& roles, ProgressSink* progress,
-                           FilesystemReport& r) {
-  report_progress(progress, "match", 0, 0);
+PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const RunContext& run,
+                           const BatchRoles& roles, FilesystemReport& r) {
+  const JobOptions& o = run.options;
+  run.report("match", 0, 0);
   MatchOptions mo;
   mo.block_size = o.block_size;
   mo.partial = o.partial;
@@ -202,37 +199,36 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
   return work;
 }
 
-DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const JobOptions& o,
-                           ProgressSink* progress, FilesystemReport& r) {
+DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const RunContext& run,
+                           FilesystemReport& r) {
+  const JobOptions& o = run.options;
   const DedupePlan& plan = work.plan;
   DedupeOptions dopt;
-  dopt.io_threads = o.io_threads ? o.io_threads : default_io_threads(r.roots.front());
+  dopt.io_threads = o.io_threads ? o.io_threads : run.kernel.io_threads(r.roots.front());
   r.io_threads = dopt.io_threads;
   dopt.prefetch = o.prefetch;
   dopt.stop = o.stop;
-  report_progress(progress, "dedupe", 0, plan.planned_bytes);
-  if (progress)
-    dopt.on_progress = [&](uint64_t done) { progress->progress("dedupe", done, plan.planned_bytes); };
+  dopt.kernel = &run.kernel.dedupe();
+  run.report("dedupe", 0, plan.planned_bytes);
+  if (run.progress)
+    dopt.on_progress = [&](uint64_t done) { run.report("dedupe", done, plan.planned_bytes); };
   dopt.scan_started = r.started_at;
   std::vector<uint8_t> started;
   if (o.most_valuable_first) dopt.round_started = &started;
   // Remainders that rounds read from first (RemainderExtent::before_rounds).
-  work.rewritten = rewrite_planned(scan, work.remainders, {}, o, progress, true);
+  work.rewritten = rewrite_planned(scan, work.remainders, {}, run, true);
   auto stats = run_dedupe(scan, plan, dopt);
   r.deduped = true;
   if (o.most_valuable_first) r.work.add(list_work(scan, plan, started));
-  work.rewritten.add(rewrite_planned(scan, work.remainders, stats, o, progress, false));
+  work.rewritten.add(rewrite_planned(scan, work.remainders, stats, run, false));
   r.rewrite.add(work.rewritten);
   return stats;
 }
 
 void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
                          const PlanFootprint& footprint, const RewriteStats& rewritten,
-                         uint64_t scanned_at, FilesystemReport& r) {
-  auto fd = btrfs::Fd::open(scan.roots.front().path, O_RDONLY | O_NONBLOCK);
-  if (fd) ::syncfs(fd->get());
-  auto allocated = fd ? still_allocated(fd->get(), extents, scanned_at)
-                      : btrfs::Result<std::vector<bool>>(fd.error());
+                         uint64_t scanned_at, RunKernel& kernel, FilesystemReport& r) {
+  auto allocated = kernel.still_allocated(scan.roots.front().path, extents, scanned_at);
   if (!allocated) {
     if (r.error.empty())
       r.error = "reading the extent tree after dedupe: " + allocated.error().message();
@@ -255,9 +251,7 @@ void add_freed_by_subvolume(FilesystemReport& r) {
   }
 }
 
-void record_in_catalog(CatalogSession* catalog, const ScanResult& scan, const ScanResult* after,
-                       FilesystemReport& r) {
-  if (!catalog) return;
+RunRecord run_record(const FilesystemReport& r) {
   RunRecord run;
   run.started = r.started;
   run.finished = static_cast<int64_t>(std::time(nullptr));
@@ -269,7 +263,13 @@ void record_in_catalog(CatalogSession* catalog, const ScanResult& scan, const Sc
   run.complete = r.deduped && !r.dedupe.stopped && !r.dedupe.no_space &&
                  r.dedupe.ranges_not_tried == 0 &&
                  (eagain == r.dedupe.errors_by_code.end() || eagain->second == 0);
-  if (auto ok = catalog->record(scan, after, run); !ok && r.error.empty())
+  return run;
+}
+
+void record_in_catalog(CatalogSession* catalog, const ScanResult& scan, const ScanResult* after,
+                       FilesystemReport& r) {
+  if (!catalog) return;
+  if (auto ok = catalog->record(scan, after, run_record(r)); !ok && r.error.empty())
     r.error = ok.error().message();
 }
 

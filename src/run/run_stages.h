@@ -1,7 +1,6 @@
-// The stages a filesystem's run goes through whether it holds the tree whole
-// (src/run/filesystem_run.h) or reads it in windows (src/run/windowed_run.h): match and plan,
-// dedupe, measure the space freed, record in the hashfile. Each adds its figures to the
-// filesystem's report, so a windowed run's report sums its windows'.
+// The stages each batch of a run goes through (src/run/batch_loop.h), whatever its source:
+// match and plan, dedupe, measure the space freed, record in the hashfile. Each adds its
+// figures to the filesystem's report, so a run of many batches reports their sums.
 #pragma once
 
 #include <chrono>
@@ -15,7 +14,8 @@
 #include "src/plan/dedupe_plan.h"
 #include "src/fingerprint/fingerprint.h"
 #include "src/plan/freed_space.h"
-#include "src/run/job.h"
+#include "src/report/job_report.h"
+#include "src/run/run_context.h"
 #include "src/plan/plan_check.h"
 #include "src/plan/remainder_plan.h"
 #include "src/read/tree_scan.h"
@@ -60,14 +60,13 @@ std::vector<bool> drop_groups_of_earlier_windows(const BatchRoles& roles, MatchR
 // adds the figures to `r`. `roles`: what each file is there for (CatalogSession::roles;
 // empty in a whole run): in a window, groups of earlier twins alone were counted and
 // planned in their own window.
-PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const JobOptions& o,
-                           const BatchRoles& roles, ProgressSink* progress,
-                           FilesystemReport& r);
+PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const RunContext& run,
+                           const BatchRoles& roles, FilesystemReport& r);
 
 // Runs the plan's rounds with the job's workers, then rewrites the planned remainders
 // (their figures go to r.rewrite).
-DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const JobOptions& o,
-                           ProgressSink* progress, FilesystemReport& r);
+DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const RunContext& run,
+                           FilesystemReport& r);
 
 // After a dedupe: the destination extents the extent tree no longer holds, once the
 // transaction committed, less what rewritten remainders took. `scanned_at`: the
@@ -78,7 +77,7 @@ DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const JobO
 // (src/plan/plan_check.h) in r.plan_check.
 void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
                          const PlanFootprint& footprint, const RewriteStats& rewritten,
-                         uint64_t scanned_at, FilesystemReport& r);
+                         uint64_t scanned_at, RunKernel& kernel, FilesystemReport& r);
 
 // The space of the scanned extents after the run: what was allocated less what is gone
 // (an extent no scanned file references any more counts until it is freed). Once the
@@ -88,6 +87,9 @@ void settle_allocated_after(FilesystemReport& r);
 // Once r.per_subvolume is filled: each subvolume's share of the space freed and of what the
 // plan would free.
 void add_freed_by_subvolume(FilesystemReport& r);
+
+// The run as the hashfile records it, from its report.
+RunRecord run_record(const FilesystemReport& r);
 
 // Records the run in the hashfile, when there is one; a failure to do so is the run's error.
 void record_in_catalog(CatalogSession* catalog, const ScanResult& scan, const ScanResult* after,

@@ -17,8 +17,13 @@ class CatalogSessionMemory : public ::testing::Test {
     catalog_ = std::move(*c);
   }
   // The session takes the catalog; `catalog` stays usable while the session lives.
+  // `options` as the run resolves them (a replay's from the catalog).
   std::unique_ptr<CatalogSession> session(JobOptions& options) {
     catalog = catalog_.get();
+    auto replayed = replayed_options(*catalog_, options);
+    EXPECT_TRUE(replayed.ok()) << replayed.error().message();
+    if (!replayed) return nullptr;
+    options = *replayed;
     auto s = CatalogSession::on(std::move(catalog_), options);
     EXPECT_TRUE(s.ok()) << s.error().message();
     return s ? std::move(*s) : nullptr;
@@ -97,22 +102,19 @@ TEST_F(CatalogSessionMemory, GivenPathsKeepTheirOwnOptions) {
 }
 
 TEST_F(CatalogSessionMemory, AnEmptyCatalogHasNoRunToReplay) {
-  JobOptions o;
-  auto s = CatalogSession::on(std::move(catalog_), o);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message().find("holds no earlier run to repeat"), std::string::npos)
-      << s.error().message();
-  EXPECT_TRUE(o.paths.empty());
+  const auto o = replayed_options(*catalog_, JobOptions{});
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.error().message().find("holds no earlier run to repeat"), std::string::npos)
+      << o.error().message();
 }
 
 TEST_F(CatalogSessionMemory, ARunWithExcludePatternsIsNotReplayed) {
   ASSERT_TRUE(catalog_->set_scope({{"/mnt/a"}, "recursive=1 min_size=0 block_size=131072 "
                                                 "partial=1 readonly=0 exclude=*.o", false})
                   .ok());
-  JobOptions o;
-  auto s = CatalogSession::on(std::move(catalog_), o);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message().find("--exclude"), std::string::npos) << s.error().message();
+  const auto o = replayed_options(*catalog_, JobOptions{});
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.error().message().find("--exclude"), std::string::npos) << o.error().message();
 }
 
 // A full run whose files all kept their rows' state: nothing to fingerprint, the rows of

@@ -7,6 +7,7 @@
 
 #include "src/fingerprint/fingerprint.h"
 #include "tests/support/memory_tree_source.h"
+#include "tests/unit/synthetic_csums.h"
 #include "tests/unit/synthetic_fs.h"
 
 namespace btrdedupe {
@@ -14,29 +15,6 @@ namespace {
 
 using test::MemoryTreeSource;
 
-constexpr uint64_t kCsumTree = BTRFS_CSUM_TREE_OBJECTID;
-
-// One csum item per physical extent of `fs` (keyed by its disk address), holding the sums
-// of the sectors its files' sums say it holds; `split`: two items per extent instead.
-void add_csum_items(MemoryTreeSource& tree, const SyntheticFs& fs, bool split = false) {
-  std::map<uint64_t, std::vector<uint8_t>> by_extent;
-  for (const FileExtent& e : fs.scan.extents) {
-    auto& sums = by_extent[e.disk_bytenr];
-    sums.resize(std::max<size_t>(sums.size(), (e.extent_offset + e.length) / kSector * 4));
-    const FileSumsView file = fs.fp.files[e.file];
-    for (uint64_t s = 0; s < e.length / kSector; ++s)
-      std::memcpy(&sums[(e.extent_offset / kSector + s) * 4],
-                  &file.sums[(e.file_offset / kSector + s) * 4], 4);
-  }
-  for (auto& [bytenr, sums] : by_extent) {
-    const size_t half = split && sums.size() >= 8 ? sums.size() / 8 * 4 : sums.size();
-    tree.add(kCsumTree, {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, bytenr},
-             {sums.begin(), sums.begin() + static_cast<long>(half)});
-    if (half < sums.size())
-      tree.add(kCsumTree, {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, bytenr + half / 4 * kSector},
-               {sums.begin() + static_cast<long>(half), sums.end()});
-  }
-}
 
 void expect_same_sums(const FileSumsTable& got, const FileSumsTable& want, size_t files) {
   ASSERT_EQ(got.size(), files);

@@ -1,7 +1,7 @@
 // Windowed runs without the kernel: a CatalogSession on an in-memory catalog, over an
 // IncrementalScan of an in-memory subvolume tree whose csum tree is in the same source.
 // What the windows decide, each file's role, the twins they take from earlier and later
-// windows and the groups they count, is tested as a run uses it (run_windowed), and against
+// windows and the groups they count, is tested as a run uses it (run_batches over a WindowSource), and against
 // the same tree read as one window.
 #include <gtest/gtest.h>
 #include <linux/btrfs_tree.h>
@@ -16,7 +16,8 @@
 #include "src/catalog/catalog.h"
 #include "src/catalog/catalog_session.h"
 #include "src/read/scanned_file.h"
-#include "src/run/windowed_run.h"
+#include "src/run/batch_loop.h"
+#include "src/run/window_source.h"
 #include "tests/unit/synthetic_tree.h"
 
 namespace btrdedupe::test {
@@ -118,7 +119,9 @@ class WindowedRunMemory : public ::testing::Test {
     JobOptions o = options(window_files);
     auto s = session(o, one_run);
     FilesystemReport r;
-    run_windowed(*s, start(*s), o, nullptr, r);
+    const RunContext run{o};
+    WindowSource windows(*s, start(*s), run);
+    run_batches(windows, run, r);
     EXPECT_EQ(r.error, "");
     if (rows) *rows = s->catalogued_files();
     return r;
@@ -281,7 +284,9 @@ class WindowedRunTwins : public WindowedRunMemory {
     if (budget) s->keep_verified_twins(*budget, as_read);
     Run out;
     const uint64_t before = source().searches();
-    run_windowed(*s, start(*s), o, nullptr, out.report);
+    const RunContext run{o};
+    WindowSource windows(*s, start(*s), run);
+    run_batches(windows, run, out.report);
     EXPECT_EQ(out.report.error, "");
     out.searches = source().searches() - before;
     out.kept = s->verified_twins_kept();
