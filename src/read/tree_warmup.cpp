@@ -80,7 +80,7 @@ void TreeWarmup::join() {
 }
 
 void TreeWarmup::cancel() {
-  stop_.store(true, std::memory_order_relaxed);
+  request_stop();
   join();
 }
 

@@ -87,6 +87,8 @@ class TreeWarmup {
 
   // Waits for the threads to run out of chunks.
   void join();
+  // Asks the threads to stop, each within one search call, without waiting for them.
+  void request_stop() { stop_.store(true, std::memory_order_relaxed); }
   // Stops the threads and waits for them. Idempotent; the destructor calls it.
   void cancel();
   // Valid after join() or cancel().

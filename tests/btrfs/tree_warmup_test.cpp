@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <linux/btrfs_tree.h>
 
 #include <string>
@@ -149,17 +151,58 @@ TEST_F(TreeWarmupTest, ALeaderAheadOfEveryChunkLeavesNothingToDo) {
   EXPECT_EQ(st.items, 0u);
 }
 
+// Holds every walk's search until released, so a test can stop the threads at a known
+// point: each has begun exactly one chunk. The plan's single-item probes pass through.
+class GatedWalks final : public btrfs::TreeSource {
+ public:
+  explicit GatedWalks(btrfs::TreeSource& inner) : inner_(inner) {}
+  std::unique_ptr<btrfs::ItemCursor> search(const btrfs::SearchKey& key,
+                                            size_t buffer_bytes) override {
+    std::unique_lock lock(mutex_);
+    ++held_;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return open_; });
+    return inner_.search(key, buffer_bytes);
+  }
+  btrfs::Result<std::optional<btrfs::ItemKey>> first_key(const btrfs::SearchKey& key) override {
+    return inner_.first_key(key);
+  }
+  void wait_for_held(unsigned n) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return held_ >= n; });
+  }
+  void open() {
+    std::lock_guard lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  btrfs::TreeSource& inner_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  unsigned held_ = 0;
+  bool open_ = false;
+};
+
 TEST_F(TreeWarmupTest, CancelStopsAndJoinsAtOnceAndRepeatedly) {
   build_many_files();
   std::string why;
   ASSERT_TRUE(fs().remount(&why)) << why;
   const int fd = open_root();
   btrfs::KernelTreeSource trees(fd);
+  GatedWalks gated(trees);
   {
-    TreeWarmup warmup(trees, subvolume_tree(), 4, /*with_leader=*/false);
+    TreeWarmup warmup(gated, subvolume_tree(), 4, /*with_leader=*/false);
+    gated.wait_for_held(4);  // every thread is in the first search of its first chunk
+    warmup.request_stop();
+    gated.open();
     warmup.cancel();
     warmup.cancel();
-    EXPECT_LE(warmup.stats().walked, 4u);  // at most the chunk each thread had begun
+    const WarmupStats st = warmup.stats();
+    EXPECT_EQ(st.chunks, 4u * 8u);
+    EXPECT_EQ(st.walked, 4u);  // the chunk each thread had begun, and no other
+    EXPECT_EQ(st.items, 0u);   // each left at its first item
   }  // and the destructor after a cancel
   // Nothing to warm: an empty range, a tree without items there, no threads at all.
   WarmupRange empty = subvolume_tree();
