@@ -10,15 +10,14 @@
 #include "btrfs/fd.h"
 #include "btrfs/items.h"
 #include "btrfs/tree_search.h"
+#include "src/fingerprint/compressed_twins.h"
+#include "src/fingerprint/csum_ranges.h"
 #include "src/fingerprint/extent_reads.h"
 #include "src/fingerprint/extent_sums.h"
 #include "src/dedupe/io_threads.h"
 
 namespace btrdedupe {
 namespace {
-
-// Csum lookups of extents closer than this share one tree search over the gap.
-constexpr uint64_t kCsumSearchGap = 8ULL << 20;
 
 uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -74,60 +73,47 @@ PhysicalExtents physical_extents(const ScanResult& scan, const std::vector<bool>
   return out;
 }
 
-// Walks the csum tree once per cluster of nearby extents, in disk order.
+// The sums of the plain extents, from the csum tree in disk order.
 btrfs::Result<void> sums_from_csum_tree(btrfs::TreeSource& csums, const ScanResult& scan,
                                         std::vector<ExtentSums>& extents, FingerprintStats& st) {
-  const uint32_t ss = scan.fs.sectorsize;
   const uint16_t cs = scan.fs.csum_size;
-  const uint64_t item_span = uint64_t{scan.fs.nodesize} / cs * ss;  // widest possible item
   std::vector<size_t> wanted;
+  std::vector<DiskRange> ranges;
   for (size_t i = 0; i < extents.size(); ++i)
-    if (!extents[i].compressed) wanted.push_back(i);
+    if (!extents[i].compressed) {
+      wanted.push_back(i);
+      ranges.push_back({extents[i].disk_bytenr, extents[i].sectors});
+    }
+  return for_each_csum(
+      csums, scan.fs, ranges,
+      [&](size_t r, uint64_t s, const uint8_t* sum) {
+        ExtentSums& e = extents[wanted[r]];
+        std::memcpy(&e.sums[s * cs], sum, cs);
+        e.known[s] = true;
+      },
+      &st.csum_searches);
+}
 
-  for (size_t w = 0; w < wanted.size();) {
-    // One cluster: [w, w_end) with small gaps between extents.
-    size_t w_end = w + 1;
-    uint64_t end = extents[wanted[w]].disk_bytenr + extents[wanted[w]].sectors * ss;
-    while (w_end < wanted.size() && extents[wanted[w_end]].disk_bytenr < end + kCsumSearchGap) {
-      const auto& e = extents[wanted[w_end]];
-      end = std::max(end, e.disk_bytenr + e.sectors * ss);
-      ++w_end;
-    }
-    const uint64_t start = extents[wanted[w]].disk_bytenr;
-    btrfs::SearchKey key;
-    key.tree_id = BTRFS_CSUM_TREE_OBJECTID;
-    key.min_objectid = key.max_objectid = BTRFS_EXTENT_CSUM_OBJECTID;
-    key.min_type = key.max_type = BTRFS_EXTENT_CSUM_KEY;
-    key.min_offset = start > item_span ? start - item_span : 0;
-    key.max_offset = end - 1;
-    const auto cursor = csums.search(key, 1 << 20);
-    btrfs::ItemCursor& search = *cursor;
-    size_t p = w;  // first extent of the cluster that may still overlap
-    for (;;) {
-      auto next = search.next();
-      if (!next) return btrfs::Error{next.error().code, "reading the csum tree: " + next.error().context};
-      if (!*next) break;
-      auto item = btrfs::decode_csum_item((*next)->offset, (*next)->data, cs);
-      if (!item) continue;  // a malformed item only costs us those sums
-      const uint64_t i_start = item->disk_start, i_end = i_start + item->sectors() * ss;
-      while (p < w_end &&
-             extents[wanted[p]].disk_bytenr + extents[wanted[p]].sectors * ss <= i_start)
-        ++p;
-      for (size_t q = p; q < w_end && extents[wanted[q]].disk_bytenr < i_end; ++q) {
-        auto& e = extents[wanted[q]];
-        const uint64_t e_end = e.disk_bytenr + e.sectors * ss;
-        const uint64_t from = std::max(i_start, e.disk_bytenr), to = std::min(i_end, e_end);
-        for (uint64_t b = from; b < to; b += ss) {
-          const uint64_t es = (b - e.disk_bytenr) / ss, is = (b - i_start) / ss;
-          std::memcpy(&e.sums[es * cs], &item->sums[is * cs], cs);
-          e.known[es] = true;
-        }
-      }
-    }
-    st.csum_searches += search.ioctl_calls();
-    w = w_end;
+// Whether a sector some reference of e covers has no sum yet.
+bool needs_read(const ScanResult& scan, const ExtentSums& e) {
+  const uint32_t ss = scan.fs.sectorsize;
+  for (size_t r = e.first_ref; r < e.end_ref; ++r) {
+    const auto& ref = scan.extents[r];
+    for (uint64_t s = ref.extent_offset / ss; s < div_up(ref.extent_offset + ref.length, ss); ++s)
+      if (!e.known[s]) return true;
   }
-  return {};
+  return false;
+}
+
+// A twin takes the sums its read extent has (the same decompressed data).
+void take_sums(const CompressedTwin& t, std::vector<ExtentSums>& extents, uint16_t cs) {
+  ExtentSums& to = extents[t.twin];
+  const ExtentSums& from = extents[t.read];
+  for (uint64_t s = 0; s < std::min(to.sectors, from.sectors); ++s)
+    if (from.known[s] && !to.known[s]) {
+      std::memcpy(&to.sums[s * cs], &from.sums[s * cs], cs);
+      to.known[s] = true;
+    }
 }
 
 }  // namespace
@@ -203,22 +189,20 @@ btrfs::Result<FingerprintResult> fingerprint(
   auto& extents = physical.extents;
   if (auto ok = sums_from_csum_tree(*csums, scan, extents, st); !ok) return ok.error();
 
+  auto twins = compressed_twins(*csums, scan, extents, &st.csum_searches);
+  if (!twins) return twins.error();
+  std::vector<bool> is_twin(extents.size(), false);
+  for (const auto& t : *twins) is_twin[t.twin] = true;
+
   // Extents whose every referenced sector came from the csum tree are done; the rest are
-  // read, in disk order, by `threads` workers.
+  // read, in disk order, by `threads` workers, but for the twins of compressed extents,
+  // which take the sums of the one read in their stead.
   uint64_t done = 0;
   std::vector<size_t> to_read;
   for (size_t i = 0; i < extents.size(); ++i) {
     const ExtentSums& e = extents[i];
-    bool needs_read = false;
-    for (size_t r = e.first_ref; r < e.end_ref && !needs_read; ++r) {
-      const auto& ref = scan.extents[r];
-      for (uint64_t s = ref.extent_offset / ss; s < div_up(ref.extent_offset + ref.length, ss); ++s)
-        if (!e.known[s]) {
-          needs_read = true;
-          break;
-        }
-    }
-    if (needs_read) {
+    if (is_twin[i]) continue;
+    if (needs_read(scan, e)) {
       to_read.push_back(i);
     } else {
       ++st.extents_from_csums;
@@ -231,6 +215,23 @@ btrfs::Result<FingerprintResult> fingerprint(
   std::function<void(uint64_t)> read_progress;
   if (on_progress) read_progress = [&](uint64_t bytes) { on_progress(done + bytes); };
   read_extent_sums(scan, extents, to_read, threads, read_progress, st);
+  for (size_t i : to_read) done += extents[i].sectors * ss;
+
+  // A twin whose references reach sectors its read extent's did not is read for those.
+  std::vector<size_t> rest;
+  for (const auto& t : *twins) {
+    take_sums(t, extents, cs);
+    if (needs_read(scan, extents[t.twin])) {
+      rest.push_back(t.twin);
+    } else {
+      ++st.extents_from_twins;
+      st.bytes_from_twins += extents[t.twin].sectors * ss;
+      done += extents[t.twin].sectors * ss;
+    }
+  }
+  std::sort(rest.begin(), rest.end());  // disk order
+  if (on_progress) on_progress(done);
+  read_extent_sums(scan, extents, rest, threads, read_progress, st);
 
   // Files without a regular extent (inline, holes only; a third of a source tree) and
   // unwanted files get no sectors: unknown, never matched. The others are sized first, so
@@ -268,6 +269,8 @@ void FingerprintStats::add(const FingerprintStats& more) {
   bytes_from_csums += more.bytes_from_csums;
   extents_read += more.extents_read;
   bytes_read += more.bytes_read;
+  extents_from_twins += more.extents_from_twins;
+  bytes_from_twins += more.bytes_from_twins;
   csum_searches += more.csum_searches;
   read_errors += more.read_errors;
   errors.insert(errors.end(), more.errors.begin(), more.errors.end());

@@ -70,6 +70,9 @@ class FileSumsTable {
 struct FingerprintStats {
   uint64_t extents_from_csums = 0, bytes_from_csums = 0;  // logical bytes
   uint64_t extents_read = 0, bytes_read = 0;              // file data actually read
+  // Compressed extents that took the sums of a twin holding the same compressed bytes
+  // (src/fingerprint/compressed_twins.h): not read. Logical bytes.
+  uint64_t extents_from_twins = 0, bytes_from_twins = 0;
   uint64_t csum_searches = 0;                             // TREE_SEARCH_V2 calls on tree 7
   uint64_t read_errors = 0;
   std::vector<std::string> errors;                         // first few, "path: reason"

@@ -134,6 +134,8 @@ Json json_fingerprint_figures(const FingerprintStats& f) {
               {"bytes_from_csums", f.bytes_from_csums},
               {"extents_read", f.extents_read},
               {"bytes_read", f.bytes_read},
+              {"extents_from_twins", f.extents_from_twins},
+              {"bytes_from_twins", f.bytes_from_twins},
               {"csum_searches", f.csum_searches},
               {"read_errors", f.read_errors},
               {"errors", strings(f.errors)}};
@@ -306,6 +308,7 @@ Json json_totals(const JobReport& report) {
               {"already_shared_bytes", t.already_shared_bytes},
               {"bytes_from_csums", t.bytes_from_csums},
               {"bytes_read", t.bytes_read},
+              {"bytes_from_twins", t.bytes_from_twins},
               {"short_file_proofs", json_short_file_proofs(t.short_file_proofs)},
               {"whole_file_groups", t.whole_file_groups},
               {"partial_groups", t.partial_groups},

@@ -35,6 +35,8 @@ RunTotals run_totals(const JobReport& report) {
     t.bytes_from_csums += fs.fingerprints.bytes_from_csums;
     t.extents_read += fs.fingerprints.extents_read;
     t.bytes_read += fs.fingerprints.bytes_read;
+    t.extents_from_twins += fs.fingerprints.extents_from_twins;
+    t.bytes_from_twins += fs.fingerprints.bytes_from_twins;
     t.short_file_proofs.add(fs.short_file_proofs);
     t.read_errors += fs.fingerprints.read_errors;
     t.whole_file_groups += fs.whole_file_groups;

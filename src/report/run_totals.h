@@ -14,6 +14,7 @@ struct RunTotals {
   uint64_t filesystems = 0, subvolumes = 0, files = 0, extents = 0, excluded = 0;
   uint64_t logical_bytes = 0, already_shared_bytes = 0;
   uint64_t extents_from_csums = 0, bytes_from_csums = 0, extents_read = 0, bytes_read = 0;
+  uint64_t extents_from_twins = 0, bytes_from_twins = 0;
   ShortFileProofCounts short_file_proofs;
   uint64_t whole_file_groups = 0, partial_groups = 0, planned_bytes = 0, planned_rounds = 0;
   uint64_t readonly_ranges_left = 0;

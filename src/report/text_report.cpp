@@ -97,6 +97,11 @@ class Printer {
                    ull(f.extents_from_csums), size(f.bytes_from_csums).c_str(),
                    ull(f.extents_read), size(f.bytes_read).c_str(), r.seconds.fingerprint,
                    r.windows ? " (with the twins each window read back from other windows)" : "");
+    if (!o_.quiet && f.extents_from_twins)
+      std::fprintf(out_, "  %llu compressed extents (%s) took the sums of a twin holding the same "
+                   "compressed bytes: not read; the other compressed extents were read, having "
+                   "no such twin\n",
+                   ull(f.extents_from_twins), size(f.bytes_from_twins).c_str());
     if (r.catalog.upgraded_from)
       std::fprintf(out_, "Hashfile upgraded from format %d to %d: %s\n", *r.catalog.upgraded_from,
                    kCatalogFormat,
@@ -299,6 +304,8 @@ class Printer {
                  size(t.logical_bytes).c_str());
     std::fprintf(out_, "  fingerprints:   %llu extents from the csum tree, %llu read (%s read)",
                  ull(t.extents_from_csums), ull(t.extents_read), size(t.bytes_read).c_str());
+    if (t.extents_from_twins)
+      std::fprintf(out_, ", %llu from compressed twins", ull(t.extents_from_twins));
     const ShortFileProofCounts& p = t.short_file_proofs;
     if (p.files_read || p.files_known)  // their sums alone cannot tell equal files apart
       std::fprintf(out_, "; one-sector files proven by their data: %llu read (%s), %llu known",

@@ -119,3 +119,42 @@ INSTANTIATE_TEST_SUITE_P(EveryCsumType, CompressedFingerprintTest,
 
 }  // namespace
 }  // namespace btrdedupe::test
+
+namespace btrdedupe::test {
+namespace {
+
+// Copies written through the same compression hold the same compressed extents: one is
+// read for its sums, its twin takes them (no read); a copy written otherwise (lzo, plain)
+// is read or taken from the csum tree as before, and every copy gets the same sums.
+TEST_F(FingerprintTest, ACompressedTwinTakesTheSumsOfTheCopyThatIsRead) {
+  sh("cd " + shell_quote(path("")) +
+     " && mkdir z1 z2 lzo plain && btrfs property set z1 compression zstd"
+     " && btrfs property set z2 compression zstd && btrfs property set lzo compression lzo"
+     " && head -c 1600000 /dev/urandom | od -An -tx1 | head -c 3146728 > t"
+     " && for d in z1 z2 lzo plain; do cp --reflink=never t $d/f; done"
+     " && head -c 800000 /dev/urandom | od -An -tx1 | head -c 1048576 > z1/g && rm t && sync");
+  const auto f = run("");
+  for (const std::string other : {"z2/f", "lzo/f", "plain/f"}) expect_same_content(f, "z1/f", other);
+  // The compressed extents of a file (its tail of 1000 bytes is stored plain).
+  auto compressed = [&](const std::string& name) {
+    std::pair<uint64_t, uint64_t> extents_bytes{0, 0};
+    for (const FileExtent& e : f.scan.extents)
+      if (e.file == f.index.at(name) && e.compression != btrfs::Compression::None) {
+        ++extents_bytes.first;
+        extents_bytes.second += (e.extent_offset + e.length + 4095) / 4096 * 4096;
+      }
+    return extents_bytes;
+  };
+  const auto [twin_extents, twin_bytes] = compressed("z2/f");
+  EXPECT_GT(twin_extents, 10u);  // 3 MiB in compressed extents of at most 128 KiB
+  EXPECT_EQ(compressed("z1/f"), compressed("z2/f"));
+  EXPECT_EQ(f.fp.stats.extents_from_twins, twin_extents);
+  EXPECT_EQ(f.fp.stats.bytes_from_twins, twin_bytes);
+  // Read: one of the zstd copies, the lzo copy and the file without a twin; not both.
+  EXPECT_EQ(f.fp.stats.bytes_read,
+            twin_bytes + compressed("lzo/f").second + compressed("z1/g").second);
+  EXPECT_EQ(f.fp.stats.read_errors, 0u);
+}
+
+}  // namespace
+}  // namespace btrdedupe::test
