@@ -57,7 +57,7 @@ btrfs::Result<std::vector<CompressedTwin>> compressed_twins(btrfs::TreeSource& c
       },
       searches);
   if (!read) return read.error();
-  std::erase_if(keys, [](const CompressedKey& k) { return k.present != k.sectors; });
+  std::erase_if(keys, [](const CompressedKey& k) { return !k.sectors || k.present != k.sectors; });
   auto bytes_of = [&](const CompressedKey& k) { return &sums[k.sums_at * cs]; };
   for (auto& k : keys) k.hash = XXH3_64bits(bytes_of(k), k.sectors * cs);
   std::sort(keys.begin(), keys.end(),
