@@ -16,7 +16,8 @@ constexpr uint64_t kCsumSearchGap = 8ULL << 20;
 
 btrfs::Result<void> for_each_csum(
     btrfs::TreeSource& csums, const btrfs::FsInfo& fs, std::span<const DiskRange> ranges,
-    const std::function<void(size_t range, uint64_t sector, const uint8_t* sum)>& take,
+    const std::function<void(size_t range, uint64_t sector, const uint8_t* sums, uint64_t count)>&
+        take,
     uint64_t* searches) {
   const uint32_t ss = fs.sectorsize;
   const uint16_t cs = fs.csum_size;
@@ -49,8 +50,9 @@ btrfs::Result<void> for_each_csum(
       while (p < w_end && end_of(p) <= i_start) ++p;
       for (size_t q = p; q < w_end && ranges[q].start < i_end; ++q) {
         const uint64_t from = std::max(i_start, ranges[q].start), to = std::min(i_end, end_of(q));
-        for (uint64_t b = from; b < to; b += ss)
-          take(q, (b - ranges[q].start) / ss, &item->sums[(b - i_start) / ss * cs]);
+        if (from < to)
+          take(q, (from - ranges[q].start) / ss, &item->sums[(from - i_start) / ss * cs],
+               (to - from) / ss);
       }
     }
     if (searches) *searches += search.ioctl_calls();

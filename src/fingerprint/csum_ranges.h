@@ -20,13 +20,15 @@ struct DiskRange {
   uint64_t sectors = 0;  // its length in sectors
 };
 
-// Calls take(range, sector, sum) for every sector of `ranges` the csum tree holds a sum
-// for (sum: fs.csum_size bytes), in disk order. `ranges` are sorted by start. Ranges
+// Calls take(range, sector, sums, count) for every run of sectors of `ranges` the csum
+// tree holds sums for (sums: count * fs.csum_size bytes, from `sector` of the range on),
+// in disk order. `ranges` are sorted by start. Ranges
 // closer than 8 MiB share one search over the gap. Adds its ioctl calls to *searches.
 // Fails when the tree cannot be read; a malformed item only costs its sums.
 btrfs::Result<void> for_each_csum(
     btrfs::TreeSource& csums, const btrfs::FsInfo& fs, std::span<const DiskRange> ranges,
-    const std::function<void(size_t range, uint64_t sector, const uint8_t* sum)>& take,
+    const std::function<void(size_t range, uint64_t sector, const uint8_t* sums, uint64_t count)>&
+        take,
     uint64_t* searches);
 
 }  // namespace btrdedupe

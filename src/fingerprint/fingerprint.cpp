@@ -73,25 +73,39 @@ PhysicalExtents physical_extents(const ScanResult& scan, const std::vector<bool>
   return out;
 }
 
-// The sums of the plain extents, from the csum tree in disk order.
-btrfs::Result<void> sums_from_csum_tree(btrfs::TreeSource& csums, const ScanResult& scan,
-                                        std::vector<ExtentSums>& extents, FingerprintStats& st) {
+// One walk of the csum tree in disk order: the sums of the plain extents, and the sums of
+// the compressed extents' on-disk bytes, which make their keys (compressed_twins.h).
+btrfs::Result<std::vector<CompressedTwin>> sums_from_csum_tree(btrfs::TreeSource& csums,
+                                                               const ScanResult& scan,
+                                                               std::vector<ExtentSums>& extents,
+                                                               FingerprintStats& st) {
+  const uint32_t ss = scan.fs.sectorsize;
   const uint16_t cs = scan.fs.csum_size;
-  std::vector<size_t> wanted;
+  CompressedKeys compressed(cs);
   std::vector<DiskRange> ranges;
-  for (size_t i = 0; i < extents.size(); ++i)
-    if (!extents[i].compressed) {
-      wanted.push_back(i);
-      ranges.push_back({extents[i].disk_bytenr, extents[i].sectors});
+  std::vector<size_t> key_of(extents.size(), 0);
+  ranges.reserve(extents.size());
+  for (size_t i = 0; i < extents.size(); ++i) {
+    const ExtentSums& e = extents[i];
+    uint64_t sectors = e.sectors;
+    if (e.compressed) {
+      const FileExtent& ref = scan.extents[e.first_ref];
+      sectors = div_up(ref.disk_num_bytes, ss);
+      key_of[i] = compressed.add(i, ref.compression, sectors);
     }
-  return for_each_csum(
+    ranges.push_back({e.disk_bytenr, sectors});
+  }
+  auto walked = for_each_csum(
       csums, scan.fs, ranges,
-      [&](size_t r, uint64_t s, const uint8_t* sum) {
-        ExtentSums& e = extents[wanted[r]];
-        std::memcpy(&e.sums[s * cs], sum, cs);
-        e.known[s] = true;
+      [&](size_t r, uint64_t s, const uint8_t* sums, uint64_t n) {
+        ExtentSums& e = extents[r];
+        if (e.compressed) return compressed.take(key_of[r], s, sums, n);
+        std::memcpy(&e.sums[s * cs], sums, n * cs);
+        std::fill_n(&e.known[s], n, uint8_t{1});
       },
       &st.csum_searches);
+  if (!walked) return walked.error();
+  return compressed.twins(extents);
 }
 
 // Whether a sector some reference of e covers has no sum yet.
@@ -187,9 +201,7 @@ btrfs::Result<FingerprintResult> fingerprint(
   }
   auto physical = physical_extents(scan, wanted);
   auto& extents = physical.extents;
-  if (auto ok = sums_from_csum_tree(*csums, scan, extents, st); !ok) return ok.error();
-
-  auto twins = compressed_twins(*csums, scan, extents, &st.csum_searches);
+  auto twins = sums_from_csum_tree(*csums, scan, extents, st);
   if (!twins) return twins.error();
   std::vector<bool> is_twin(extents.size(), false);
   for (const auto& t : *twins) is_twin[t.twin] = true;

@@ -1,21 +1,17 @@
-// Twins of compressed extents from the csum tree alone (src/fingerprint/compressed_twins.h):
+// Twins of compressed extents from their on-disk sums (src/fingerprint/compressed_twins.h):
 // the same algorithm, on-disk length and compressed sums make twins; anything less does not.
 #include "src/fingerprint/compressed_twins.h"
 
 #include <gtest/gtest.h>
-#include <linux/btrfs_tree.h>
 
 #include <algorithm>
 #include <cstring>
 #include <utility>
 #include <vector>
 
-#include "tests/support/memory_tree_source.h"
 
 namespace btrdedupe {
 namespace {
-
-constexpr uint64_t kSector = 4096;
 
 struct Compressed {
   btrfs::Compression compression;
@@ -25,51 +21,28 @@ struct Compressed {
 
 class CompressedTwinsTest : public ::testing::Test {
  protected:
-  CompressedTwinsTest() {
-    scan_.fs.sectorsize = kSector;
-    scan_.fs.csum_size = 4;
-    scan_.fs.nodesize = 16384;
-  }
-
-  // One physical extent per entry, 1 MiB apart on disk, in disk order.
+  // One physical extent per entry, in disk order, with the sums the csum walk found.
   void add(const Compressed& c) {
-    const uint64_t bytenr = (extents_.size() + 1) << 20;
-    FileExtent e;
-    e.file = static_cast<uint32_t>(extents_.size());
-    e.length = c.sectors * kSector;
-    e.disk_bytenr = bytenr;
-    e.disk_num_bytes = c.sums.size() * kSector;
-    e.compression = c.compression;
-    scan_.extents.push_back(e);
     ExtentSums x;
-    x.first_ref = extents_.size();
-    x.end_ref = x.first_ref + 1;
-    x.disk_bytenr = bytenr;
     x.sectors = c.sectors;
     x.compressed = c.compression != btrfs::Compression::None;
+    const size_t i = extents_.size();
     extents_.push_back(x);
-    for (size_t s = 0; s < c.sums.size(); ++s) {
-      if (!c.sums[s]) continue;
-      std::vector<uint8_t> sum(4);
-      std::memcpy(sum.data(), &c.sums[s], 4);
-      csums_.add(BTRFS_CSUM_TREE_OBJECTID,
-                 {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, bytenr + s * kSector}, sum);
-    }
+    if (!x.compressed) return;
+    const size_t key = keys_.add(i, c.compression, c.sums.size());
+    for (size_t s = 0; s < c.sums.size(); ++s)
+      if (c.sums[s]) keys_.take(key, s, reinterpret_cast<const uint8_t*>(&c.sums[s]), 1);
   }
 
   std::vector<std::pair<size_t, size_t>> twins() {
-    auto got = compressed_twins(csums_, scan_, extents_, nullptr);
-    EXPECT_TRUE(got.ok()) << got.error().message();
     std::vector<std::pair<size_t, size_t>> out;
-    if (got.ok())
-      for (const auto& t : *got) out.emplace_back(t.twin, t.read);
+    for (const auto& t : keys_.twins(extents_)) out.emplace_back(t.twin, t.read);
     std::ranges::sort(out);
     return out;
   }
 
-  ScanResult scan_;
   std::vector<ExtentSums> extents_;
-  test::MemoryTreeSource csums_;
+  CompressedKeys keys_{4};
 };
 
 TEST_F(CompressedTwinsTest, SameAlgorithmLengthAndSumsMakeTwinsAndNothingLess) {
