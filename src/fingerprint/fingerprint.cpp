@@ -130,6 +130,42 @@ void take_sums(const CompressedTwin& t, std::vector<ExtentSums>& extents, uint16
     }
 }
 
+// Each wanted file's sums, laid out from the extents it references.
+FileSumsTable file_sums_table(const ScanResult& scan, const std::vector<ExtentSums>& extents,
+                              const std::vector<bool>* wanted) {
+  const uint32_t ss = scan.fs.sectorsize;
+  const uint16_t cs = scan.fs.csum_size;
+  // Files without a regular extent (inline, holes only; a third of a source tree) and
+  // unwanted files get no sectors: unknown, never matched. The others are sized first, so
+  // the table is allocated once.
+  std::vector<bool> has_sums(scan.files.size(), false);
+  for (const FileExtent& ref : scan.extents)
+    if (is_wanted(wanted, ref.file)) has_sums[ref.file] = true;
+  auto file_sectors = [&](size_t f) { return has_sums[f] ? div_up(scan.files[f].size, ss) : 0; };
+  uint64_t total = 0;
+  for (size_t f = 0; f < scan.files.size(); ++f) total += file_sectors(f);
+  FileSumsTable table(cs);
+  table.reserve(scan.files.size(), total);
+  for (size_t f = 0; f < scan.files.size(); ++f) table.add(file_sectors(f));
+  for (const auto& e : extents) {
+    for (size_t r = e.first_ref; r < e.end_ref; ++r) {
+      const FileExtent& ref = scan.extents[r];
+      if (!is_wanted(wanted, ref.file)) continue;
+      const std::span<uint8_t> file_sums = table.sums(ref.file);
+      const std::span<uint8_t> file_known = table.known(ref.file);
+      const uint64_t first_file_sector = ref.file_offset / ss;
+      const uint64_t n = div_up(ref.length, ss);
+      for (uint64_t k = 0; k < n; ++k) {
+        const uint64_t fs_sector = first_file_sector + k, ex_sector = ref.extent_offset / ss + k;
+        if (fs_sector >= file_known.size() || !e.known[ex_sector]) continue;
+        std::memcpy(&file_sums[fs_sector * cs], &e.sums[ex_sector * cs], cs);
+        file_known[fs_sector] = 1;
+      }
+    }
+  }
+  return table;
+}
+
 }  // namespace
 
 bool FileSumsView::complete() const {
@@ -245,34 +281,7 @@ btrfs::Result<FingerprintResult> fingerprint(
   if (on_progress) on_progress(done);
   read_extent_sums(scan, extents, rest, threads, read_progress, st);
 
-  // Files without a regular extent (inline, holes only; a third of a source tree) and
-  // unwanted files get no sectors: unknown, never matched. The others are sized first, so
-  // the table is allocated once.
-  std::vector<bool> has_sums(scan.files.size(), false);
-  for (const FileExtent& ref : scan.extents)
-    if (is_wanted(wanted, ref.file)) has_sums[ref.file] = true;
-  auto file_sectors = [&](size_t f) { return has_sums[f] ? div_up(scan.files[f].size, ss) : 0; };
-  uint64_t total = 0;
-  for (size_t f = 0; f < scan.files.size(); ++f) total += file_sectors(f);
-  out.files = FileSumsTable(cs);
-  out.files.reserve(scan.files.size(), total);
-  for (size_t f = 0; f < scan.files.size(); ++f) out.files.add(file_sectors(f));
-  for (const auto& e : extents) {
-    for (size_t r = e.first_ref; r < e.end_ref; ++r) {
-      const FileExtent& ref = scan.extents[r];
-      if (!is_wanted(wanted, ref.file)) continue;
-      const std::span<uint8_t> file_sums = out.files.sums(ref.file);
-      const std::span<uint8_t> file_known = out.files.known(ref.file);
-      const uint64_t first_file_sector = ref.file_offset / ss;
-      const uint64_t n = div_up(ref.length, ss);
-      for (uint64_t k = 0; k < n; ++k) {
-        const uint64_t fs_sector = first_file_sector + k, ex_sector = ref.extent_offset / ss + k;
-        if (fs_sector >= file_known.size() || !e.known[ex_sector]) continue;
-        std::memcpy(&file_sums[fs_sector * cs], &e.sums[ex_sector * cs], cs);
-        file_known[fs_sector] = 1;
-      }
-    }
-  }
+  out.files = file_sums_table(scan, extents, wanted);
   return out;
 }
 
