@@ -14,8 +14,9 @@
 #include <thread>
 
 #include "btrfs/fd.h"
-#include "src/read/scanned_file.h"
+#include "src/fingerprint/extent_prefetch.h"
 #include "src/fingerprint/sector_checksum.h"
+#include "src/read/scanned_file.h"
 
 namespace btrdedupe {
 namespace {
@@ -25,6 +26,9 @@ constexpr size_t kReadChunk = 1 << 20;
 // Large enough that a worker streams several MiB forward before it jumps to the next free
 // batch, small enough that the last batches still spread over the workers.
 constexpr uint64_t kBatchBytes = 2ULL << 20;
+// How far ExtentPrefetch runs ahead of the workers: 32 MiB of data, a few MiB on disk when
+// compressed, a small part of a memory cap.
+constexpr size_t kBatchesAhead = 16;
 // Monitors redraw at most every 100-200 ms; waking more often only costs the caller CPU.
 constexpr auto kProgressInterval = std::chrono::milliseconds(100);
 
@@ -204,8 +208,10 @@ void read_extent_sums(const ScanResult& scan, std::vector<ExtentSums>& extents,
   std::mutex mu;
   std::condition_variable finished_cv;
   unsigned finished = 0;
+  ExtentPrefetch ahead(scan, extents, to_read, batches);
   auto work = [&](ExtentReader& reader) {
     for (size_t b; (b = next_batch.fetch_add(1)) < batches.size();) {
+      ahead.taken(b);
       for (size_t i = batches[b].first; i < batches[b].second; ++i) {
         ExtentSums& e = extents[to_read[i]];
         reader.read(i, e);
@@ -216,6 +222,7 @@ void read_extent_sums(const ScanResult& scan, std::vector<ExtentSums>& extents,
     ++finished;
     finished_cv.notify_one();
   };
+  std::jthread prefetch([&](std::stop_token stop) { ahead.run(stop, kBatchesAhead); });
   std::vector<std::jthread> workers;
   workers.reserve(n);
   for (unsigned i = 0; i < n; ++i) workers.emplace_back(work, std::ref(readers[i]));
@@ -235,6 +242,7 @@ void read_extent_sums(const ScanResult& scan, std::vector<ExtentSums>& extents,
     }
   }
   workers.clear();  // joins
+  prefetch = {};    // stops and joins
   merge(readers, stats);
 }
 

@@ -6,8 +6,9 @@
 // cursor, so each worker reads forward on disk and together they keep several requests in
 // flight. A worker keeps the file it reads open from one extent to the next, with
 // sequential readahead, so the kernel issues large requests ahead of the 128 KiB reads of
-// compressed extents. Pages are left in the cache: the dedupe that follows compares the
-// same bytes.
+// compressed extents, and a prefetch (src/fingerprint/extent_prefetch.h) asks the next
+// batches into the page cache while they read. Pages are left in the cache: the dedupe
+// that follows compares the same bytes.
 //
 // Results do not depend on the thread count: an extent is read by exactly one worker, in
 // the same way whichever it is, and the statistics and the first errors are merged in
