@@ -1,13 +1,14 @@
-// known-pairs -dr [--hashfile=F] DIR: the known-pairs floor of docs/targets.md.
+// known-pairs -dr [--threads=N] [--hashfile=F] DIR: the known-pairs floor of docs/targets.md.
 //
-// DIR holds two entries: two files, or two trees. Every regular file of the second is
-// deduped against the file at the same relative path in the first (same size only), whole,
-// in 16 MiB ranges, each range read (both sides) just before its FIDEDUPERANGE call, by 8
-// threads, with no hashing at all: what the kernel's compare and extent work cost on their
-// own, the floor a dedupe tool that must also find the pairs can approach. Pairs go in
-// the first file's inode order (about disk order for a copy made by cp). Takes the
-// command line tools/bench-dedupe gives every tool (-r is refused with exit 2, --hashfile
-// ignored). A maintainer's benchmark tool: not installed.
+// DIR holds two entries: two files, or two trees. Every regular file of the second (of 4 KiB
+// or more) is deduped against the file at the same relative path in the first (same size
+// only), whole, in 16 MiB ranges, each range read (both sides) just before its FIDEDUPERANGE
+// call and dropped from the page cache after it, by 8 threads (or N), with a prefetch asking
+// the next ranges into the page cache ahead of them and no hashing at all: what the kernel's
+// compare and extent work cost on their own, the floor a dedupe tool that must also find
+// the pairs can approach. Pairs go in the first file's inode order (about disk order for a
+// copy made by cp). Takes the command line tools/bench-dedupe gives every tool (-r is
+// refused with exit 2, --hashfile ignored). A maintainer's benchmark tool: not installed.
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
@@ -16,12 +17,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -32,6 +36,7 @@ namespace {
 namespace fs = std::filesystem;
 constexpr uint64_t kRange = 16ull << 20;
 constexpr unsigned kThreads = 8;
+constexpr uint64_t kMinSize = 4096;
 
 struct Range {
   size_t pair;
@@ -92,13 +97,62 @@ void dedupe_range(const fs::path& src, const fs::path& dst, const Range& r,
     }
     if (req->info[0].status == FILE_DEDUPE_RANGE_DIFFERS) {
       ++totals.differs;
-      return;
+      break;
     }
-    if (req->info[0].bytes_deduped == 0) return;
+    if (req->info[0].bytes_deduped == 0) break;
     done += req->info[0].bytes_deduped;
     totals.deduped += req->info[0].bytes_deduped;
   }
+  // As the tool's rounds do: under a memory cap, pages of calls already made would crowd
+  // out those read for the next ones, and reclaiming them costs the kernel more than
+  // dropping them here.
+  ::posix_fadvise(s.get(), static_cast<off_t>(r.offset), static_cast<off_t>(r.length),
+                  POSIX_FADV_DONTNEED);
+  ::posix_fadvise(d.get(), static_cast<off_t>(r.offset), static_cast<off_t>(r.length),
+                  POSIX_FADV_DONTNEED);
 }
+
+// Asks the ranges into the page cache in the workers' order, at most kAhead bytes (of each
+// side) before the ranges they have done, so the device reads the next ranges while the
+// workers' calls compare the current ones (what a dedupe tool's prefetch does; without it
+// the loop waits on each read in turn and measures the disk's latency, not the kernel's work).
+class Prefetch {
+ public:
+  Prefetch(const std::vector<std::pair<fs::path, fs::path>>& pairs,
+           const std::vector<Range>& ranges)
+      : pairs_(pairs), ranges_(ranges) {}
+  void run() {
+    uint64_t issued = 0;
+    for (const Range& r : ranges_) {
+      {
+        std::unique_lock lock(mu_);
+        room_.wait(lock, [&] { return issued < done_ + kAhead; });
+      }
+      for (const fs::path* p : {&pairs_[r.pair].first, &pairs_[r.pair].second}) {
+        const Descriptor f(*p);
+        if (f.get() >= 0)
+          ::posix_fadvise(f.get(), static_cast<off_t>(r.offset), static_cast<off_t>(r.length),
+                          POSIX_FADV_WILLNEED);
+      }
+      issued += r.length;
+    }
+  }
+  void done(uint64_t bytes) {
+    {
+      const std::lock_guard lock(mu_);
+      done_ += bytes;
+    }
+    room_.notify_one();
+  }
+
+ private:
+  static constexpr uint64_t kAhead = 128ull << 20;
+  const std::vector<std::pair<fs::path, fs::path>>& pairs_;
+  const std::vector<Range>& ranges_;
+  std::mutex mu_;
+  std::condition_variable room_;
+  uint64_t done_ = 0;
+};
 
 // The pairs: (first, second) by relative path, regular files of equal size.
 std::vector<std::pair<fs::path, fs::path>> pairs_in(const fs::path& dir) {
@@ -114,8 +168,10 @@ std::vector<std::pair<fs::path, fs::path>> pairs_in(const fs::path& dir) {
     return pairs;
   }
   for (const auto& e : fs::recursive_directory_iterator(a)) {
-    if (!e.is_regular_file() || e.is_symlink()) continue;
-    const fs::path twin = b / fs::relative(e.path(), a);
+    // Below a block, a file's data is mostly inline in the tree, which no dedupe shares.
+    if (!e.is_regular_file() || e.is_symlink() || e.file_size() < kMinSize) continue;
+    // By string, not fs::relative: that resolves every component of both paths again.
+    const fs::path twin = b / e.path().string().substr(a.string().size() + 1);
     std::error_code ec;
     if (fs::is_regular_file(fs::symlink_status(twin, ec)) &&
         fs::file_size(twin, ec) == e.file_size())
@@ -138,11 +194,14 @@ std::vector<std::pair<fs::path, fs::path>> pairs_in(const fs::path& dir) {
 
 int main(int argc, char** argv) {
   bool dedupe = false;
+  unsigned threads = kThreads;
   std::string dir;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-dr" || arg == "-rd") dedupe = true;
     else if (arg.rfind("--hashfile=", 0) == 0) continue;
+    else if (arg.rfind("--threads=", 0) == 0)
+      threads = static_cast<unsigned>(std::strtoul(arg.c_str() + 10, nullptr, 10));
     else if (!arg.empty() && arg[0] != '-') dir = arg;
     else {
       std::fprintf(stderr, "known-pairs: unknown option %s\n", arg.c_str());
@@ -150,7 +209,7 @@ int main(int argc, char** argv) {
     }
   }
   if (!dedupe || dir.empty()) {
-    std::fprintf(stderr, "usage: known-pairs -dr [--hashfile=F] DIR\n");
+    std::fprintf(stderr, "usage: known-pairs -dr [--threads=N] [--hashfile=F] DIR\n");
     return 2;
   }
   const auto pairs = pairs_in(dir);
@@ -161,14 +220,18 @@ int main(int argc, char** argv) {
       ranges.push_back({p, off, std::min(kRange, size - off)});
   }
   Totals totals;
+  Prefetch ahead(pairs, ranges);
+  std::jthread prefetcher([&] { ahead.run(); });
   std::atomic<size_t> next{0};
   std::vector<std::jthread> workers;
-  for (unsigned t = 0; t < kThreads; ++t)
+  for (unsigned t = 0; t < std::max(1u, threads); ++t)
     workers.emplace_back([&] {
       std::vector<char> buf;
-      for (size_t i; (i = next.fetch_add(1)) < ranges.size();)
+      for (size_t i; (i = next.fetch_add(1)) < ranges.size();) {
         dedupe_range(pairs[ranges[i].pair].first, pairs[ranges[i].pair].second, ranges[i], buf,
                      totals);
+        ahead.done(ranges[i].length);
+      }
     });
   workers.clear();
   std::printf("known-pairs: %zu pairs, %zu ranges, %llu bytes deduped, %llu differ, %llu errors\n",
