@@ -239,8 +239,11 @@ btrfs::Result<FingerprintResult> fingerprint(
   auto& extents = physical.extents;
   auto twins = sums_from_csum_tree(*csums, scan, extents, st);
   if (!twins) return twins.error();
-  std::vector<bool> is_twin(extents.size(), false);
-  for (const auto& t : *twins) is_twin[t.twin] = true;
+  std::vector<bool> is_twin(extents.size(), false), reads_for_twins(extents.size(), false);
+  for (const auto& t : *twins) {
+    is_twin[t.twin] = true;
+    reads_for_twins[t.read] = true;
+  }
 
   // Extents whose every referenced sector came from the csum tree are done; the rest are
   // read, in disk order, by `threads` workers, but for the twins of compressed extents,
@@ -252,6 +255,9 @@ btrfs::Result<FingerprintResult> fingerprint(
     if (is_twin[i]) continue;
     if (needs_read(scan, e)) {
       to_read.push_back(i);
+      (reads_for_twins[i] ? st.read_for.twin_groups
+       : e.compressed     ? st.read_for.compressed_without_twin
+                          : st.read_for.without_checksums) += e.sectors * ss;
     } else {
       ++st.extents_from_csums;
       st.bytes_from_csums += e.sectors * ss;
@@ -271,6 +277,7 @@ btrfs::Result<FingerprintResult> fingerprint(
     take_sums(t, extents, cs);
     if (needs_read(scan, extents[t.twin])) {
       rest.push_back(t.twin);
+      st.read_for.twin_remainders += extents[t.twin].sectors * ss;
     } else {
       ++st.extents_from_twins;
       st.bytes_from_twins += extents[t.twin].sectors * ss;
@@ -292,6 +299,10 @@ void FingerprintStats::add(const FingerprintStats& more) {
   bytes_read += more.bytes_read;
   extents_from_twins += more.extents_from_twins;
   bytes_from_twins += more.bytes_from_twins;
+  read_for.twin_groups += more.read_for.twin_groups;
+  read_for.compressed_without_twin += more.read_for.compressed_without_twin;
+  read_for.twin_remainders += more.read_for.twin_remainders;
+  read_for.without_checksums += more.read_for.without_checksums;
   csum_searches += more.csum_searches;
   read_errors += more.read_errors;
   errors.insert(errors.end(), more.errors.begin(), more.errors.end());

@@ -8,12 +8,14 @@
 // algorithm, so a compressed and an uncompressed copy of the same bytes get equal sums.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "btrfs/result.h"
@@ -73,6 +75,21 @@ struct FingerprintStats {
   // Compressed extents that took the sums of a twin holding the same compressed bytes
   // (src/fingerprint/compressed_twins.h): not read. Logical bytes.
   uint64_t extents_from_twins = 0, bytes_from_twins = 0;
+  // Why the extents read were read, in their logical bytes: one extent of each group of
+  // compressed twins, for the whole group; compressed extents with no twin; twins, for
+  // sectors their group's read extent does not cover; extents with no checksums
+  // (nodatasum files, or sums missing from the csum tree).
+  struct ReadFor {
+    uint64_t twin_groups = 0, compressed_without_twin = 0, twin_remainders = 0,
+             without_checksums = 0;
+    // Each figure with what it is, for a report's line.
+    std::array<std::pair<uint64_t, const char*>, 4> reasons() const {
+      return {{{twin_groups, "one extent of each group of compressed twins"},
+               {compressed_without_twin, "compressed extents with no twin"},
+               {twin_remainders, "twins' sectors beyond their group's read extent"},
+               {without_checksums, "extents without checksums (nodatasum)"}}};
+    }
+  } read_for;
   uint64_t csum_searches = 0;                             // TREE_SEARCH_V2 calls on tree 7
   uint64_t read_errors = 0;
   std::vector<std::string> errors;                         // first few, "path: reason"

@@ -136,6 +136,10 @@ Json json_fingerprint_figures(const FingerprintStats& f) {
               {"bytes_read", f.bytes_read},
               {"extents_from_twins", f.extents_from_twins},
               {"bytes_from_twins", f.bytes_from_twins},
+              {"read_for", Json{{"twin_groups", f.read_for.twin_groups},
+                                {"compressed_without_twin", f.read_for.compressed_without_twin},
+                                {"twin_remainders", f.read_for.twin_remainders},
+                                {"without_checksums", f.read_for.without_checksums}}},
               {"csum_searches", f.csum_searches},
               {"read_errors", f.read_errors},
               {"errors", strings(f.errors)}};

@@ -99,9 +99,12 @@ class Printer {
                    r.windows ? " (with the twins each window read back from other windows)" : "");
     if (!o_.quiet && f.extents_from_twins)
       std::fprintf(out_, "  %llu compressed extents (%s) took the sums of a twin holding the same "
-                   "compressed bytes: not read; the other compressed extents were read, having "
-                   "no such twin\n",
+                   "compressed bytes: not read\n",
                    ull(f.extents_from_twins), size(f.bytes_from_twins).c_str());
+    std::string read_for;
+    for (const auto& [bytes, why] : f.read_for.reasons())
+      if (bytes) read_for += (read_for.empty() ? "" : ", ") + size(bytes) + " " + why;
+    if (!o_.quiet && !read_for.empty()) std::fprintf(out_, "  read for: %s\n", read_for.c_str());
     if (r.catalog.upgraded_from)
       std::fprintf(out_, "Hashfile upgraded from format %d to %d: %s\n", *r.catalog.upgraded_from,
                    kCatalogFormat,

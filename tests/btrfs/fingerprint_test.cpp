@@ -96,6 +96,10 @@ TEST_F(FingerprintTest, NodatasumFilesAreReadAndSummedLikeTheTree) {
     expect_same_content(f, "nocow/" + name, "cow/" + name);
   // Exactly the nocow files' blocks were read: 4 MiB + (2 MiB + 300 B) + 64 KiB + 4 MiB.
   EXPECT_EQ(f.fp.stats.bytes_read, (4u << 20) + (2u << 20) + 300 + (64u << 10) + (4u << 20));
+  // Said as read for want of checksums (whole sectors: the 300 bytes' take one).
+  EXPECT_EQ(f.fp.stats.read_for.without_checksums,
+            (4u << 20) + (2u << 20) + 4096 + (64u << 10) + (4u << 20));
+  EXPECT_EQ(f.fp.stats.read_for.twin_groups + f.fp.stats.read_for.compressed_without_twin, 0u);
   EXPECT_EQ(f.fp.stats.read_errors, 0u);
 }
 
@@ -153,6 +157,39 @@ TEST_F(FingerprintTest, ACompressedTwinTakesTheSumsOfTheCopyThatIsRead) {
   // Read: one of the zstd copies, the lzo copy and the file without a twin; not both.
   EXPECT_EQ(f.fp.stats.bytes_read,
             twin_bytes + compressed("lzo/f").second + compressed("z1/g").second);
+  // And the report says why.
+  EXPECT_EQ(f.fp.stats.read_for.twin_groups, twin_bytes);
+  EXPECT_EQ(f.fp.stats.read_for.compressed_without_twin,
+            compressed("lzo/f").second + compressed("z1/g").second);
+  EXPECT_EQ(f.fp.stats.read_for.twin_remainders, 0u);
+  EXPECT_EQ(f.fp.stats.read_for.without_checksums, 0u);
+  EXPECT_EQ(f.fp.stats.read_errors, 0u);
+}
+
+// Every way a btrfs stores the same bytes fingerprints alike: zlib, lzo and plain copies,
+// and copies recompressed in place by defrag (zstd, which may make twins of the zstd copy,
+// and lzo), so none is lost to the twins' shortcut.
+TEST_F(FingerprintTest, EveryKindOfCompressionFingerprintsAlike) {
+  sh("cd " + shell_quote(path("")) +
+     " && mkdir zstd zlib lzo plain re-zstd re-lzo"
+     " && for a in zstd zlib lzo; do btrfs property set $a compression $a; done"
+     " && head -c 1200000 /dev/urandom | od -An -tx1 | head -c 2097152 > t"
+     " && for d in zstd zlib lzo plain re-zstd re-lzo; do cp --reflink=never t $d/f; done && rm t"
+     " && sync && btrfs filesystem defragment -czstd re-zstd/f"
+     " && btrfs filesystem defragment -clzo re-lzo/f && sync");
+  const auto f = run("");
+  for (const std::string other : {"zlib/f", "lzo/f", "plain/f", "re-zstd/f", "re-lzo/f"})
+    expect_same_content(f, "zstd/f", other);
+  // The defragmented copies were recompressed, not left plain.
+  for (const std::string name : {"re-zstd/f", "re-lzo/f"}) {
+    bool compressed = false;
+    for (const FileExtent& e : f.scan.extents)
+      compressed |= e.file == f.index.at(name) && e.compression != btrfs::Compression::None;
+    EXPECT_TRUE(compressed) << name;
+  }
+  const auto& why = f.fp.stats.read_for;
+  EXPECT_GT(why.compressed_without_twin, 0u);  // zlib and lzo at least
+  EXPECT_EQ(why.without_checksums, 0u);
   EXPECT_EQ(f.fp.stats.read_errors, 0u);
 }
 
