@@ -1,6 +1,7 @@
-// CatalogSession's look-ahead for windowed dedupe runs (the rule is in catalog_session.h):
-// a first pass writes every window's rows, then each window takes its files' twins from the
-// windows still to come too, so a source is read once for all its copies.
+// A windowed dedupe run's first pass (the rule is in catalog_session.h): every window's rows
+// are written before any dedupe, so that each window can take its files' twins from the
+// windows still to come too (src/run/window_twins.h), and a source is read once for all its
+// copies. Also the row and anchors a file's sums give (fingerprinted), which every run writes.
 #include "src/catalog/catalog_session.h"
 #include "src/fingerprint/content_hash.h"
 #include "src/read/file_extent_index.h"
@@ -49,29 +50,6 @@ btrfs::Result<void> CatalogSession::index_window(ScanResult& window) {
       return ok.error();
   }
   return {};
-}
-
-void CatalogSession::rewind_windows() {
-  incremental_->rewind_windows();
-  look_ahead_ = true;
-}
-
-void CatalogSession::mark_ahead(const ScanResult& scan, const std::vector<uint32_t>& order,
-                                size_t own,
-                                const std::unordered_map<FileKey, bool, FileKeyHash>& ahead_keys) {
-  if (!look_ahead_) return;
-  for (uint32_t i = 0; i < order.size(); ++i) {
-    const ScannedFile& f = scan.files[i];
-    if (order[i] < own) {
-      if (taken_ahead_.contains(f.subvolume, f.inode)) roles_.set(i, BatchRole::Settled);
-      continue;
-    }
-    const auto it = ahead_keys.find({f.subvolume, f.inode});
-    if (it == ahead_keys.end()) continue;
-    roles_.set(i, BatchRole::AheadTwin);  // counted here, as this window's own
-    taken_ahead_.insert(f.subvolume, f.inode);
-    if (it->second) settled_whole_.insert(f.subvolume, f.inode);
-  }
 }
 
 }  // namespace btrdedupe

@@ -50,7 +50,10 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   stats.used = true;
   stats.upgraded_from = catalog_->upgraded_from();
   read_threads_ = threads;
-  if (incremental_) return fingerprint_incremental(scan, stats);
+  if (incremental_) {
+    TwinsAcrossWindows none;  // one batch: no other window
+    return fingerprint_incremental(scan, stats, none);
+  }
   states_at_scan_ = file_states(scan);
   const uint32_t n = static_cast<uint32_t>(scan.files.size());
   RowMerge merge = merge_rows(scan, stats);

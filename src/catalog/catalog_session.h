@@ -37,22 +37,14 @@
 #include "src/fingerprint/fingerprint.h"
 #include "src/read/incremental_scan.h"
 #include "src/read/scan_scope.h"
-#include "src/read/inode_bitset.h"
 #include "src/run/job_options.h"
 #include "src/read/tree_scan.h"
-#include "src/catalog/verified_twins.h"
+#include "src/catalog/twins_across_windows.h"
 
 namespace btrdedupe {
 
 class FileExtentIndex;
 class SnapshotFamily;
-
-// What a windowed run keeps of the twins its windows verified (VerifiedTwins): ~96 bytes a
-// file and ~5 bytes a sector of its sums, so the first copy's 50,883 files with data of
-// linux-source-6.1 take 4.9 MB and their sums 1.7 MB. Of it, a report may fill this much
-// with its windows' files as read (CatalogSession::keep_files_as_read): that first copy.
-inline constexpr size_t kVerifiedTwinBytes = 12 << 20;
-inline constexpr size_t kKeptAsReadBytes = 7 << 20;
 
 // The (inode, size, mtime) states of a subvolume's files, as a digest that does not depend
 // on their order: two scans compare without a copy of either's states (a set of 157k
@@ -110,8 +102,11 @@ class CatalogSession {
                                                         const ScanOptions& options);
   // Fills `window` (the base's roots, filesystem and subvolumes, no file) with the next
   // window of at most `max_files` files. False once the trees are read to their end (the
-  // window may still hold files then).
-  btrfs::Result<bool> next_window(ScanResult& window, size_t max_files);
+  // window may still hold files then). `added`: sees each file as read (read_window's).
+  btrfs::Result<bool> next_window(ScanResult& window, size_t max_files,
+                                  const IncrementalScan::FileAdded& added = nullptr);
+  // The windows' reader, after windowed_scan(): which files their windows have passed.
+  const IncrementalScan& window_reader() const { return *incremental_; }
   // windowed_scan() over a scan made already: IncrementalScan::of_tree_source in unit
   // tests, whose `base` it filled. With read_csums_from(), the windows need no kernel
   // until they dedupe.
@@ -120,22 +115,6 @@ class CatalogSession {
   // Where fingerprints read the csum tree (btrdedupe::fingerprint's `csums`; nullptr, the
   // default: the kernel's). It must outlive the session.
   void read_csums_from(btrfs::TreeSource* csums) { csums_ = csums; }
-  // What the windows keep of the twins they verified (kVerifiedTwinBytes by default; 0:
-  // every twin is read from the tree in each window that takes it), and how much of it
-  // keep_files_as_read() may fill (kKeptAsReadBytes by default, at most the budget),
-  // before the first window.
-  void keep_verified_twins(size_t budget_bytes, std::optional<size_t> as_read_bytes = {}) {
-    verified_twins_ = VerifiedTwins(budget_bytes);
-    as_read_bytes_ = std::min(budget_bytes, as_read_bytes.value_or(kKeptAsReadBytes));
-  }
-  // For a run that changes no file (a report), before the first window: each window's
-  // files are kept as read (while the kept bytes are under keep_verified_twins's share),
-  // with their sums, so that a later window takes them as twins without reading their
-  // trees and sums again. They are as the tree showed them this run, as a whole run's
-  // files are. The rest of the budget stays for the twins verified later, which a tree
-  // whose copies lie far apart needs.
-  void keep_files_as_read() { keep_as_read_ = true; }
-  size_t verified_twins_kept() const { return verified_twins_.files(); }
   // How far the windows have read the trees, 0..1 (IncrementalScan::read_fraction).
   double read_fraction();
   bool windowed() const { return windowed_; }
@@ -162,11 +141,11 @@ class CatalogSession {
   // not once per window holding one. Files whose sums need a data read (compressed,
   // nodatasum) get their rows in their own window: the first pass reads no file data.
   btrfs::Result<void> index_window(ScanResult& window);
-  // After the first pass: the windows start again at the first file, looking ahead.
-  void rewind_windows();
-  // roles() then marks a window's ahead twins (AheadTwin), which it counts in its figures
-  // as its own files, and its own files that an earlier window took as ahead twins
-  // (Settled), counted there and left out of this window's figures.
+  // After the first pass: the windows start again at the first file, to look ahead
+  // (WindowTwins::look_ahead). roles() then marks a window's ahead twins (AheadTwin),
+  // which it counts in its figures as its own files, and its own files that an earlier
+  // window took as ahead twins (Settled), counted there and left out of this window's.
+  void rewind_windows() { incremental_->rewind_windows(); }
 
   // Fingerprints the changed files of `scan` and the catalogued files they may duplicate;
   // other files keep empty (unknown) sums and are left out of matching. An incremental
@@ -175,6 +154,11 @@ class CatalogSession {
   // `threads`: data-read workers, as for btrdedupe::fingerprint (0: by the storage).
   btrfs::Result<FingerprintResult> fingerprint(ScanResult& scan, CatalogStats& stats,
                                                unsigned threads = 0);
+  // fingerprint() of a window (after windowed_scan): `twins` says what the other windows
+  // took and kept (src/catalog/twins_across_windows.h), and keeps what this one reads.
+  btrfs::Result<FingerprintResult> fingerprint_window(ScanResult& window, CatalogStats& stats,
+                                                      TwinsAcrossWindows& twins,
+                                                      unsigned threads = 0);
 
   // The data hashes a proof read (ShortFileProof::hashes_read, by file of `scan`) go to
   // their files' rows (CatalogFile::short_hash), now or at record(): a later window or
@@ -225,7 +209,8 @@ class CatalogSession {
   btrfs::Result<std::optional<ScanResult>> find_changed(ScanResult scan);
   btrfs::Result<void> take_changed_file(ScanResult& scan, const FileKey& key);
   btrfs::Result<void> check_directory(uint64_t subvolume, uint64_t dir);
-  btrfs::Result<FingerprintResult> fingerprint_incremental(ScanResult& scan, CatalogStats& stats);
+  btrfs::Result<FingerprintResult> fingerprint_incremental(ScanResult& scan, CatalogStats& stats,
+                                                           TwinsAcrossWindows& twins);
   // fingerprint_incremental()'s steps (src/catalog/catalog_twins.cpp): the catalogued twins
   // of the changed files are gathered, then verified against the tree and added.
   struct Candidates;
@@ -233,7 +218,8 @@ class CatalogSession {
   // the number taken from earlier windows.
   size_t consider_twins(const std::vector<FileKey>& keys, bool whole, Candidates& c) const;
   btrfs::Result<void> sum_twins(const ScanResult& scan, const std::vector<uint32_t>& order,
-                                const std::vector<bool>& wanted, FingerprintResult& fp);
+                                const std::vector<bool>& wanted, TwinsAcrossWindows& twins,
+                                FingerprintResult& fp);
   btrfs::Result<void> put_rows_and_find_twins(const ScanResult& scan,
                                               const FingerprintResult& fp,
                                               const std::vector<bool>& own_wanted,
@@ -241,7 +227,7 @@ class CatalogSession {
   btrfs::Result<void> verify_candidates(ScanResult& scan, Candidates& c);
   btrfs::Result<void> verify_in_order(ScanResult& scan, uint64_t subvolume,
                                       const std::vector<uint64_t>& inodes,
-                                      const SnapshotFamily& family);
+                                      const SnapshotFamily& family, TwinsAcrossWindows& twins);
   btrfs::Result<void> verify_candidate(ScanResult& scan, uint64_t subvolume, uint64_t inode,
                                        const InodeState* state, const SnapshotFamily& family);
   unsigned read_threads_ = 0;
@@ -276,19 +262,11 @@ class CatalogSession {
   std::string temporary_;  // the catalog's file, when open_temporary() made it
   bool windowed_ = false;
   BatchRoles roles_;
-  bool look_ahead_ = false;    // a first pass wrote the rows of every window
   // The rows serve only this run's windows (a temporary catalog, no first pass): a copy's
   // row goes in only while it tells a later window something (put_rows_and_find_twins).
-  bool scratch_rows_only() const {
-    return windowed_ && catalog_->for_one_run() && !look_ahead_;
+  bool scratch_rows_only(const TwinsAcrossWindows& twins) const {
+    return windowed_ && catalog_->for_one_run() && !twins.rows_written_ahead();
   }
-  InodeBitset taken_ahead_;    // files an earlier window took as ahead twins
-  InodeBitset settled_whole_;  // of those, taken by their whole-file hash
-  // Marks a window's files in roles_ (after incremental_->finish()): which twins came from
-  // windows ahead (`ahead_keys`: FileKey -> taken by its whole-file hash), which own files
-  // were settled by an earlier window.
-  void mark_ahead(const ScanResult& scan, const std::vector<uint32_t>& order, size_t own,
-                  const std::unordered_map<FileKey, bool, FileKeyHash>& ahead_keys);
   std::string first_path_;
   std::unordered_map<uint64_t, uint64_t> generations_at_start_;
   uint64_t block_size_ = 128 * 1024;
@@ -306,13 +284,6 @@ class CatalogSession {
   std::vector<std::pair<FileKey, uint64_t>> moved_;  // rows whose first name moved
   // Data hashes of twins from their rows, until fingerprint() gives them to the proof.
   std::unordered_map<FileKey, uint64_t, FileKeyHash> twin_short_hashes_;
-  // Earlier windows' files verified as twins, for the later windows that take them again.
-  VerifiedTwins verified_twins_{kVerifiedTwinBytes};
-  bool keep_as_read_ = false;
-  size_t as_read_bytes_ = kKeptAsReadBytes;
-  bool may_keep_as_read() const {
-    return keep_as_read_ && verified_twins_.bytes() < as_read_bytes_;
-  }
   // keep_short_hashes() of rows written at record().
   std::unordered_map<FileKey, uint64_t, FileKeyHash> short_hashes_;
   btrfs::Result<void> write_short_hashes();

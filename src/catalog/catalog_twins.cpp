@@ -39,18 +39,29 @@ constexpr size_t kScratchRowsPerWholeHash = kWindowTwinsPerWholeHash + 1;
 
 // The catalogued files that may duplicate the scan's own, before they are verified.
 struct CatalogSession::Candidates {
+  explicit Candidates(TwinsAcrossWindows& across) : twins(across) {}
+  TwinsAcrossWindows& twins;  // what the other windows took and kept
   std::unordered_set<FileKey, FileKeyHash> in_scan;
   // Sorted and made unique before use (verify_candidates): a deterministic scan. A set
   // cost a node per twin, ~10% of a window's twin lookups.
   std::vector<std::pair<uint64_t, uint64_t>> files;
-  std::unordered_map<FileKey, bool, FileKeyHash> ahead_keys;  // -> taken by whole hash
+  AheadTwins ahead_keys;
   // Earlier twins taken by a whole-file hash that two or more earlier files share.
   std::unordered_set<FileKey, FileKeyHash> grouped_before;
   size_t ahead_bound = 0;
 };
 
-btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanResult& scan,
-                                                                        CatalogStats& stats) {
+btrfs::Result<FingerprintResult> CatalogSession::fingerprint_window(ScanResult& window,
+                                                                   CatalogStats& stats,
+                                                                   TwinsAcrossWindows& twins,
+                                                                   unsigned threads) {
+  stats.used = true;
+  read_threads_ = threads;
+  return fingerprint_incremental(window, stats, twins);
+}
+
+btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(
+    ScanResult& scan, CatalogStats& stats, TwinsAcrossWindows& twins) {
   stats.incremental = !windowed_ && !side_run_;  // a side run read its roots whole
   stats.upgraded_from = catalog_->upgraded_from();
   twin_short_hashes_.clear();
@@ -62,16 +73,15 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
   // twins (whole files) need no sums: their rows stand, and their twins were taken.
   std::vector<bool> own_wanted(scan.files.size(), true);
   for (uint32_t i = 0; i < scan.files.size(); ++i)
-    own_wanted[i] = !settled_whole_.contains(scan.files[i].subvolume, scan.files[i].inode);
+    own_wanted[i] = !twins.settled({scan.files[i].subvolume, scan.files[i].inode});
   auto fp = btrdedupe::fingerprint(scan, {}, &own_wanted, read_threads_, csums_);
   if (!fp) return fp.error();
   stats.files_changed = scan.files.size();
-  if (keep_as_read_)  // the sums of files kept as read (none else is kept yet)
-    for (uint32_t i = 0; i < scan.files.size(); ++i)
-      if (own_wanted[i])
-        verified_twins_.keep_sums({scan.files[i].subvolume, scan.files[i].inode}, fp->files[i]);
+  for (uint32_t i = 0; i < scan.files.size(); ++i)
+    if (own_wanted[i])
+      twins.own_summed({scan.files[i].subvolume, scan.files[i].inode}, fp->files[i]);
 
-  Candidates candidates;
+  Candidates candidates{twins};
   for (const auto& f : scan.files) candidates.in_scan.insert({f.subvolume, f.inode});
   candidates.ahead_bound = kAheadTwinsPerWindowFile * scan.files.size();
   if (auto ok = put_rows_and_find_twins(scan, *fp, own_wanted, candidates); !ok)
@@ -94,9 +104,9 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
                   : grouped  ? BatchRole::EarlierGroupedTwin
                              : BatchRole::EarlierTwin);
   }
-  mark_ahead(scan, order, changed, candidates.ahead_keys);
+  twins.mark_roles(scan, order, changed, candidates.ahead_keys, roles_);
   if (stats.candidates == 0) return fp;
-  if (auto ok = sum_twins(scan, order, wanted, *fp); !ok) return ok.error();
+  if (auto ok = sum_twins(scan, order, wanted, twins, *fp); !ok) return ok.error();
   for (uint32_t i = 0; i < order.size(); ++i) {
     if (!wanted[i]) continue;
     const auto known = twin_short_hashes_.find({scan.files[i].subvolume, scan.files[i].inode});
@@ -112,12 +122,13 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(ScanRes
 btrfs::Result<void> CatalogSession::sum_twins(const ScanResult& scan,
                                               const std::vector<uint32_t>& order,
                                               const std::vector<bool>& wanted,
+                                              TwinsAcrossWindows& twins,
                                               FingerprintResult& fp) {
   const auto key = [&](size_t i) { return FileKey{scan.files[i].subvolume, scan.files[i].inode}; };
   std::vector<std::optional<FileSumsView>> kept(order.size());
   std::vector<bool> to_read = wanted;
   for (size_t i = 0; i < order.size(); ++i)
-    if (wanted[i] && (kept[i] = verified_twins_.find_sums(key(i)))) to_read[i] = false;
+    if (wanted[i] && (kept[i] = twins.kept_sums(key(i)))) to_read[i] = false;
   FingerprintResult read;  // of the twins not kept; none: no csum tree opened or searched
   if (std::find(to_read.begin(), to_read.end(), true) != to_read.end()) {
     auto more = btrdedupe::fingerprint(scan, {}, &to_read, read_threads_, csums_);
@@ -129,9 +140,7 @@ btrfs::Result<void> CatalogSession::sum_twins(const ScanResult& scan,
   });
   fp.stats.add(read.stats);
   for (size_t i = 0; i < order.size(); ++i)
-    if (to_read[i] && windowed_ && incremental_->window_passed(scan.files[i].subvolume,
-                                                               scan.files[i].inode))
-      verified_twins_.keep_sums(key(i), fp.files[i]);
+    if (to_read[i]) twins.twin_summed(key(i), fp.files[i]);
   return {};
 }
 
@@ -141,8 +150,8 @@ size_t CatalogSession::consider_twins(const std::vector<FileKey>& keys, bool who
   const FileKey* first_taken = nullptr;
   for (const auto& k : keys) {
     if (c.in_scan.count(k) || stale_.count(k)) continue;
-    if (look_ahead_ && !incremental_->window_passed(k.subvolume, k.inode)) {
-      if (taken_ahead_.contains(k.subvolume, k.inode) || ahead == kAheadTwinsPerHash ||
+    if (c.twins.in_window_ahead(k)) {
+      if (c.twins.taken_ahead(k) || ahead == kAheadTwinsPerHash ||
           c.ahead_keys.size() >= c.ahead_bound)
         continue;  // settled by an earlier window, or left to its own
       c.files.emplace_back(k.subvolume, k.inode);
@@ -173,8 +182,9 @@ btrfs::Result<void> CatalogSession::put_rows_and_find_twins(const ScanResult& sc
                                                             Candidates& c) {
   const FileExtentIndex index(scan);  // where each file's data lies: its hole map
   // Rows the first pass wrote stand (the same sums make the same row).
-  const std::vector<bool> indexed =
-      look_ahead_ ? summed_from_csums(scan) : std::vector<bool>(scan.files.size(), false);
+  const std::vector<bool> indexed = c.twins.rows_written_ahead()
+                                        ? summed_from_csums(scan)
+                                        : std::vector<bool>(scan.files.size(), false);
   for (uint32_t i = 0; i < scan.files.size(); ++i) {
     if (!own_wanted[i]) continue;
     const auto& f = scan.files[i];
@@ -193,7 +203,7 @@ btrfs::Result<void> CatalogSession::put_rows_and_find_twins(const ScanResult& sc
       for (uint64_t h : entry.anchors) consider_twins(catalog_->files_with_anchor(h), false, c);
     if (indexed[i]) continue;
     // Its anchors are those of the rows with its hash: no window finds more through it.
-    if (scratch_rows_only() && rows_with_hash >= kScratchRowsPerWholeHash) continue;
+    if (scratch_rows_only(c.twins) && rows_with_hash >= kScratchRowsPerWholeHash) continue;
     if (windowed_) {  // written now: the next windows look this file up
       if (auto ok = catalog_->add_file({f.subvolume, f.inode}, entry.row, entry.anchors); !ok)
         return ok;
@@ -228,7 +238,7 @@ btrfs::Result<void> CatalogSession::verify_candidates(ScanResult& scan, Candidat
   }
   c.files.clear();
   for (const auto& [subvolume, inodes] : by_subvolume)
-    if (auto ok = verify_in_order(scan, subvolume, inodes, family); !ok) return ok;
+    if (auto ok = verify_in_order(scan, subvolume, inodes, family, c.twins); !ok) return ok;
   return {};
 }
 
@@ -236,14 +246,15 @@ btrfs::Result<void> CatalogSession::verify_candidates(ScanResult& scan, Candidat
 // what it kept (VerifiedTwins), the rest read from the tree together.
 btrfs::Result<void> CatalogSession::verify_in_order(ScanResult& scan, uint64_t subvolume,
                                                     const std::vector<uint64_t>& inodes,
-                                                    const SnapshotFamily& family) {
+                                                    const SnapshotFamily& family,
+                                                    TwinsAcrossWindows& twins) {
   std::vector<uint64_t> to_read;
   for (uint64_t inode : inodes)
-    if (!verified_twins_.contains({subvolume, inode})) to_read.push_back(inode);
+    if (!twins.holds({subvolume, inode})) to_read.push_back(inode);
   size_t next = 0;  // of `inodes`, the first not verified yet
   const auto kept_below = [&](uint64_t limit) -> btrfs::Result<void> {
     for (; next < inodes.size() && inodes[next] < limit; ++next) {
-      const auto state = verified_twins_.find({subvolume, inodes[next]});
+      const auto state = twins.kept_state({subvolume, inodes[next]});
       if (!state) continue;
       if (auto ok = verify_candidate(scan, subvolume, inodes[next], &*state, family); !ok)
         return ok;
@@ -254,9 +265,7 @@ btrfs::Result<void> CatalogSession::verify_in_order(ScanResult& scan, uint64_t s
       subvolume, to_read, [&](uint64_t inode, const InodeState* state) -> btrfs::Result<void> {
         if (auto ok = kept_below(inode); !ok) return ok;
         ++next;  // this one
-        // Past its window, a file is a source only: as read now, it stays.
-        if (state && windowed_ && incremental_->window_passed(subvolume, inode))
-          verified_twins_.keep({subvolume, inode}, *state);
+        if (state) twins.twin_read({subvolume, inode}, *state);
         return verify_candidate(scan, subvolume, inode, state, family);
       });
   if (!read) return read;

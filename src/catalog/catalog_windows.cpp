@@ -1,5 +1,5 @@
 // A full run read in windows of files (catalog_session.h): its start, which drops the old
-// rows, and each next window; the look-ahead is in catalog_lookahead.cpp.
+// rows, and each next window; the first pass is in catalog_lookahead.cpp.
 #include "src/catalog/catalog_session.h"
 
 namespace btrdedupe {
@@ -34,12 +34,9 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::start_windows(
   return std::optional<ScanResult>{std::move(base)};
 }
 
-btrfs::Result<bool> CatalogSession::next_window(ScanResult& window, size_t max_files) {
-  const auto keep = [&](uint64_t subvolume, uint64_t inode, const InodeState& state) {
-    if (may_keep_as_read()) verified_twins_.keep({subvolume, inode}, state);
-  };
-  auto more = incremental_->read_window(window, max_files,
-                                        keep_as_read_ ? IncrementalScan::FileAdded(keep) : nullptr);
+btrfs::Result<bool> CatalogSession::next_window(ScanResult& window, size_t max_files,
+                                                const IncrementalScan::FileAdded& added) {
+  auto more = incremental_->read_window(window, max_files, added);
   if (!more) return more.error();
   incremental_->finish(window);
   return *more;

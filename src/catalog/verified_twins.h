@@ -8,7 +8,7 @@
 // file changed by others meanwhile is what the kernel's compare and the open-time check
 // (open_scanned_file) catch, as for the files of a whole run. A run that changes no file
 // (a report) keeps a window's files as it reads them, for the same reason
-// (CatalogSession::keep_files_as_read).
+// (WindowTwins::keep_files_as_read).
 //
 // A kept twin's sector sums are kept too, once a window has read them (keep_sums): each
 // later copy's window then takes them from here, not from the csum tree, so the twins' sums

@@ -10,7 +10,8 @@ namespace btrdedupe {
 
 WindowSource::WindowSource(CatalogSession& session, ScanResult base, const RunContext& run)
     : session_(session), base_(std::move(base)), run_(run), o_(run.options),
-      window_files_(o_.window_files ? o_.window_files : kWindowFiles) {}
+      window_files_(o_.window_files ? o_.window_files : kWindowFiles),
+      twins_(session.window_reader()) {}
 
 btrfs::Result<bool> WindowSource::start(FilesystemReport& r) {
   r.window_files = window_files_;
@@ -18,7 +19,7 @@ btrfs::Result<bool> WindowSource::start(FilesystemReport& r) {
   if (o_.list_groups)
     if (auto ok = r.groups.spill_to_disk(); !ok) return ok.error();
   if (!o_.dedupe) {
-    session_.keep_files_as_read();
+    twins_.keep_files_as_read();
     return true;
   }
   return index_windows(r);
@@ -40,11 +41,12 @@ btrfs::Result<bool> WindowSource::index_windows(FilesystemReport& r) {
     if (!indexed) return indexed.error();
   }
   session_.rewind_windows();
+  twins_.look_ahead();
   return true;
 }
 
 btrfs::Result<bool> WindowSource::next(ScanResult& batch) {
-  return session_.next_window(batch, window_files_);
+  return session_.next_window(batch, window_files_, twins_.as_read());
 }
 
 // The run's data so far, and the whole run's, estimated from how far the windows have read
@@ -71,7 +73,7 @@ RunPosition WindowSource::position(const ScanResult& batch, bool more, uint64_t 
 btrfs::Result<FingerprintResult> WindowSource::fingerprint(
     ScanResult& batch, const std::function<void(uint64_t)>&, FilesystemReport& r) {
   CatalogStats catalog;
-  auto fp = session_.fingerprint(batch, catalog, o_.io_threads);
+  auto fp = session_.fingerprint_window(batch, catalog, twins_, o_.io_threads);
   if (fp && !o_.hashfile.empty()) {  // a temporary catalog is not the user's to hear of
     r.catalog.used = true;
     r.catalog.upgraded_from = catalog.upgraded_from;

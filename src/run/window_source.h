@@ -1,8 +1,9 @@
 // A tree too large to hold whole, read in windows of files (CatalogSession::windowed_scan):
 // each window is a batch, fingerprinted with its twins from earlier windows (and, in a
 // dedupe run, from windows ahead: a first pass indexes every window before any dedupe),
-// then dropped, so memory follows the window, not the tree. Its confirmation re-reads the
-// window's destinations in place.
+// then dropped, so memory follows the window, not the tree. What the windows carry from
+// one to the next about twins is the source's (WindowTwins). Its confirmation re-reads
+// the window's destinations in place.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include "src/catalog/catalog_session.h"
 #include "src/run/batch_source.h"
 #include "src/run/run_context.h"
+#include "src/run/window_twins.h"
 
 namespace btrdedupe {
 
@@ -35,6 +37,9 @@ class WindowSource final : public BatchSource {
                                            const std::vector<bool>& destinations) override;
   btrfs::Result<void> record(const ScanResult& last, const RunRecord& run) override;
 
+  // What the windows keep of twins (its budgets are set before start()).
+  WindowTwins& twins() { return twins_; }
+
  private:
   // A dedupe run's first pass: every window's rows before any dedupe (index_window). It
   // reads trees and csums, no data. False: stopped.
@@ -45,6 +50,7 @@ class WindowSource final : public BatchSource {
   const RunContext& run_;
   const JobOptions& o_;
   uint64_t window_files_;
+  WindowTwins twins_;
 };
 
 }  // namespace btrdedupe

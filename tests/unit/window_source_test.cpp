@@ -18,6 +18,7 @@
 #include "src/read/scanned_file.h"
 #include "src/run/batch_loop.h"
 #include "src/run/window_source.h"
+#include "src/run/window_twins.h"
 #include "tests/unit/synthetic_tree.h"
 
 namespace btrdedupe::test {
@@ -134,6 +135,7 @@ class WindowedRunMemory : public ::testing::Test {
     JobOptions o = options(window_files, look_ahead);
     auto s = session(o, one_run_);
     const ScanResult base = start(*s);
+    WindowTwins twins(s->window_reader());
     auto next = [&](ScanResult& window) {
       window = ScanResult{};
       window.roots = base.roots;
@@ -150,11 +152,12 @@ class WindowedRunMemory : public ::testing::Test {
         EXPECT_TRUE(s->index_window(window).ok());
       }
       s->rewind_windows();
+      twins.look_ahead();
     }
     for (bool more = true; more;) {
       more = next(window);
       CatalogStats stats;
-      auto fp = s->fingerprint(window, stats, 1);
+      auto fp = s->fingerprint_window(window, stats, twins, 1);
       EXPECT_TRUE(fp.ok()) << fp.error().message();
       each(window, s->roles());
       if (after_fingerprint_ && fp.ok()) after_fingerprint_(*s, window, *fp);
@@ -277,19 +280,19 @@ class WindowedRunTwins : public WindowedRunMemory {
     uint64_t searches = 0;
     size_t kept = 0;
   };
-  // budget, as_read: CatalogSession::keep_verified_twins's (nullopt: its defaults).
+  // budget, as_read: WindowTwins::keep_verified_twins's (nullopt: its defaults).
   Run report_run(std::optional<size_t> budget, std::optional<size_t> as_read = {}) {
     JobOptions o = options(11);
     auto s = session(o, true);
-    if (budget) s->keep_verified_twins(*budget, as_read);
     Run out;
     const uint64_t before = source().searches();
     const RunContext run{o};
     WindowSource windows(*s, start(*s), run);
+    if (budget) windows.twins().keep_verified_twins(*budget, as_read);
     run_batches(windows, run, out.report);
     EXPECT_EQ(out.report.error, "");
     out.searches = source().searches() - before;
-    out.kept = s->verified_twins_kept();
+    out.kept = windows.twins().verified_twins_kept();
     return out;
   }
   void expect_figures_of(const FilesystemReport& one, const Run& r) {
