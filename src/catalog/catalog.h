@@ -136,6 +136,13 @@ class Catalog {
 
   // Updates, all inside the run's transaction (begin() ... commit()).
   btrfs::Result<void> begin();
+  // begin() unless the run's transaction is open already: a run's steps that write
+  // (a window, the record) join the transaction an earlier one opened.
+  btrfs::Result<void> begin_unless_writing() {
+    return writing_ ? btrfs::Result<void>{} : begin();
+  }
+  // Between begin() and commit().
+  bool writing() const { return writing_; }
   // `anchors`: the file's distinct anchor hashes (catalog_anchors()).
   btrfs::Result<void> put_file(const FileKey& key, const CatalogFile& file,
                                const std::vector<uint64_t>& anchors);
@@ -217,6 +224,7 @@ class Catalog {
   size_t memory_rows_bytes_ = 0;
   mutable bool rows_in_sql_ = false;  // some rows were written to SQLite: read both
   mutable std::optional<btrfs::Error> write_error_;
+  bool writing_ = false;  // begin() ... commit()
   sqlite3* db_ = nullptr;
   btrfs::Fd lock_;
   mutable std::unordered_map<const char*, sqlite3_stmt*> statements_;

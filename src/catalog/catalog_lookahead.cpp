@@ -33,10 +33,8 @@ std::vector<bool> CatalogSession::summed_from_csums(const ScanResult& scan) {
 }
 
 btrfs::Result<void> CatalogSession::index_window(ScanResult& window) {
-  if (!writing_) {  // the whole run's rows in one transaction, as a full run's
-    if (auto ok = catalog_->begin(); !ok) return ok.error();
-    writing_ = true;
-  }
+  // The whole run's rows in one transaction, as a full run's.
+  if (auto ok = catalog_->begin_unless_writing(); !ok) return ok.error();
   const std::vector<bool> wanted = summed_from_csums(window);
   auto fp = btrdedupe::fingerprint(window, {}, &wanted, read_threads_, csums_);
   if (!fp) return fp.error();

@@ -25,7 +25,7 @@ btrfs::Result<void> CatalogSession::keep_short_hashes(
     const FileKey key{scan.files[i].subvolume, scan.files[i].inode};
     if (auto it = fingerprinted_.find(key); it != fingerprinted_.end()) {
       it->second.row.short_hash = hash;  // a row record() writes
-    } else if (!writing_) {
+    } else if (!catalog_->writing()) {
       short_hashes_[key] = hash;  // a catalogued twin's row, updated at record()
     } else {  // rows written already: this run's transaction is open
       if (auto ok = catalog_->set_short_hash(key, hash); !ok) return ok;
@@ -45,10 +45,7 @@ btrfs::Result<void> CatalogSession::write_short_hashes() {
 // fingerprint(), kept until now by side_scan's) and the rows of files it found gone, and
 // the run. The generations stay those of the catalog's last run of its own roots.
 btrfs::Result<void> CatalogSession::record_side_run(const RunRecord& run) {
-  if (!writing_) {
-    if (auto ok = catalog_->begin(); !ok) return ok;
-    writing_ = true;
-  }
+  if (auto ok = catalog_->begin_unless_writing(); !ok) return ok;
   for (const auto& [key, entry] : fingerprinted_)
     if (auto ok = catalog_->put_file(key, entry.row, entry.anchors); !ok) return ok;
   if (auto ok = write_short_hashes(); !ok) return ok;
@@ -59,7 +56,6 @@ btrfs::Result<void> CatalogSession::record_side_run(const RunRecord& run) {
   if (!run.complete)
     if (auto ok = catalog_->set_pending(true); !ok) return ok;
   if (auto ok = catalog_->add_run(run, false); !ok) return ok;
-  writing_ = false;
   return catalog_->commit();
 }
 
@@ -68,10 +64,8 @@ btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanRes
   if (windowed_) return record_windowed(scan, after, run);
   if (incremental_) return record_incremental(scan, after, run);
   if (side_run_) return record_side_run(run);
-  if (!writing_) {  // nothing changed, nothing was read: only the run is new
-    if (auto ok = catalog_->begin(); !ok) return ok;
-    writing_ = true;
-  }
+  // Nothing changed, nothing was read, when no transaction is open: only the run is new.
+  if (auto ok = catalog_->begin_unless_writing(); !ok) return ok;
   std::unordered_map<uint64_t, uint64_t> gens;
   for (const auto& sv : scan.subvolumes) gens[sv.id] = generations_at_start_[sv.id];
   if (after) {
@@ -95,17 +89,13 @@ btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanRes
     if (auto ok = catalog_->set_pending(!run.complete); !ok) return ok;
   }
   if (auto ok = catalog_->add_run(run); !ok) return ok;
-  writing_ = false;
   return catalog_->commit();
 }
 
 btrfs::Result<void> CatalogSession::record_windowed(const ScanResult& scan,
                                                     const ScanResult* after,
                                                     const RunRecord& run) {
-  if (!writing_) {
-    if (auto ok = catalog_->begin(); !ok) return ok;
-    writing_ = true;
-  }
+  if (auto ok = catalog_->begin_unless_writing(); !ok) return ok;
   std::unordered_map<uint64_t, uint64_t> gens;
   for (const auto& sv : scan.subvolumes) gens[sv.id] = generations_at_start_[sv.id];
   // Our dedupe raised the generations. The new one is taken when every inode changed since
@@ -134,7 +124,6 @@ btrfs::Result<void> CatalogSession::record_windowed(const ScanResult& scan,
   if (auto ok = catalog_->set_subvolume_generations(gens); !ok) return ok;
   if (auto ok = catalog_->set_pending(!run.complete); !ok) return ok;
   if (auto ok = catalog_->add_run(run); !ok) return ok;
-  writing_ = false;
   return catalog_->commit();
 }
 

@@ -129,7 +129,6 @@ CatalogSession::RowMerge CatalogSession::merge_rows(const ScanResult& scan,
 
 btrfs::Result<void> CatalogSession::update_rows(const ScanResult& scan, RowMerge& merge) {
   if (auto ok = catalog_->begin(); !ok) return ok;
-  writing_ = true;
   for (const auto& key : merge.stale)
     if (auto ok = catalog_->remove_file(key); !ok) return ok;
   free_storage(merge.stale);

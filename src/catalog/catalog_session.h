@@ -270,8 +270,7 @@ class CatalogSession {
   std::string first_path_;
   std::unordered_map<uint64_t, uint64_t> generations_at_start_;
   uint64_t block_size_ = 128 * 1024;
-  bool writing_ = false;
-  std::unordered_map<uint64_t, FileStateDigest> states_at_scan_;  // per subvolume  // the run's transaction is open (a full run opens it to fingerprint)
+  std::unordered_map<uint64_t, FileStateDigest> states_at_scan_;  // per subvolume
 
   // Incremental runs keep their rows until record() (few: the changed files).
   std::unordered_map<FileKey, Fingerprinted, FileKeyHash> fingerprinted_;

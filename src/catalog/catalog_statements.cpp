@@ -35,8 +35,14 @@ btrfs::Result<void> Catalog::exec(const char* sql) const {
   return {};
 }
 
-btrfs::Result<void> Catalog::begin() { return exec("BEGIN IMMEDIATE"); }
+btrfs::Result<void> Catalog::begin() {
+  if (auto ok = exec("BEGIN IMMEDIATE"); !ok) return ok;
+  writing_ = true;
+  return {};
+}
+
 btrfs::Result<void> Catalog::commit() {
+  writing_ = false;
   if (auto ok = memory_rows_written(); !ok) return ok;
   return exec("COMMIT");
 }

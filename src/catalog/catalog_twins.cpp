@@ -65,10 +65,8 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(
   stats.incremental = !windowed_ && !side_run_;  // a side run read its roots whole
   stats.upgraded_from = catalog_->upgraded_from();
   twin_short_hashes_.clear();
-  if (windowed_ && !writing_) {  // the whole run's rows in one transaction, as a full run's
-    if (auto ok = catalog_->begin(); !ok) return ok.error();
-    writing_ = true;
-  }
+  if (windowed_)  // the whole run's rows in one transaction, as a full run's
+    if (auto ok = catalog_->begin_unless_writing(); !ok) return ok.error();
   // Every file of the scan is new or changed; those an earlier window settled as its ahead
   // twins (whole files) need no sums: their rows stand, and their twins were taken.
   std::vector<bool> own_wanted(scan.files.size(), true);

@@ -25,7 +25,6 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::start_windows(
   const auto old_rows = catalog_->files_per_subvolume();
   if (!old_rows.empty()) {
     if (auto ok = catalog_->begin(); !ok) return ok.error();
-    writing_ = true;
     for (const auto& [subvolume, count] : old_rows)
       if (auto ok = catalog_->remove_subvolume_files(subvolume); !ok) return ok.error();
   }

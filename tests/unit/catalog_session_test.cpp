@@ -154,7 +154,9 @@ TEST_F(CatalogSessionMemory, AFullRunMergesItsScanAgainstTheRows) {
   // A scan without roots records no generation and leaves `pending` as it was.
   EXPECT_TRUE(catalog->subvolume_generations().empty());
   EXPECT_FALSE(catalog->pending());
+  EXPECT_FALSE(catalog->writing());
   EXPECT_TRUE(catalog->begin().ok());  // the run's transaction was committed
+  EXPECT_TRUE(catalog->writing());
 }
 
 // A run that read no tree (nothing changed): record() writes the scanned subvolumes'
