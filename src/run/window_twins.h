@@ -13,7 +13,7 @@
 #include <optional>
 
 #include "src/catalog/twins_across_windows.h"
-#include "src/catalog/verified_twins.h"
+#include "src/run/verified_twins.h"
 #include "src/read/incremental_scan.h"
 #include "src/read/inode_bitset.h"
 

@@ -1,5 +1,5 @@
-// What a windowed run keeps of the twins its windows verified (src/catalog/verified_twins.h).
-#include "src/catalog/verified_twins.h"
+// What a windowed run keeps of the twins its windows verified (src/run/verified_twins.h).
+#include "src/run/verified_twins.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "src/catalog/verified_twins.h"
+#include "src/run/verified_twins.h"
 
 #include <cstring>
 #include <iterator>
