@@ -89,7 +89,6 @@ class CatalogSession {
   // (or out of scope) are removed at record(). nullopt: the run must read the trees whole.
   btrfs::Result<std::optional<ScanResult>> incremental_scan(const ScanScope& scope,
                                                            const ScanOptions& options);
-  bool incremental() const { return incremental_ != nullptr && !windowed_; }
 
   // A full run read in windows of files, for trees too large to hold whole (its memory then
   // follows the window, not the tree). Each window's files are fingerprinted, their rows
@@ -117,7 +116,6 @@ class CatalogSession {
   void read_csums_from(btrfs::TreeSource* csums) { csums_ = csums; }
   // How far the windows have read the trees, 0..1 (IncrementalScan::read_fraction).
   double read_fraction();
-  bool windowed() const { return windowed_; }
   // Whether this run may be read in windows: any run of the catalog's roots that reads
   // its trees whole. Its rows are then written again from scratch (start_windows), which
   // costs the fingerprints of unchanged files again (from the csum tree, no data read) but
