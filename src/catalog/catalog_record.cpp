@@ -1,5 +1,5 @@
-// record(): what each kind of run (full, side, incremental, windowed) writes back at its
-// end, and the rule for taking the generations our own dedupe raised.
+// record() and record_windows(): what each kind of run (full, side, incremental, windowed)
+// writes back at its end, and the rule for taking the generations our own dedupe raised.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -61,7 +61,6 @@ btrfs::Result<void> CatalogSession::record_side_run(const RunRecord& run) {
 
 btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanResult* after,
                                            const RunRecord& run) {
-  if (windowed_) return record_windowed(scan, after, run);
   if (incremental_) return record_incremental(scan, after, run);
   if (side_run_) return record_side_run(run);
   // Nothing changed, nothing was read, when no transaction is open: only the run is new.
@@ -92,9 +91,9 @@ btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanRes
   return catalog_->commit();
 }
 
-btrfs::Result<void> CatalogSession::record_windowed(const ScanResult& scan,
-                                                    const ScanResult* after,
-                                                    const RunRecord& run) {
+btrfs::Result<void> CatalogSession::record_windows(const ScanResult& scan,
+                                                   const ScanResult* after,
+                                                   const RunRecord& run) {
   if (auto ok = catalog_->begin_unless_writing(); !ok) return ok;
   std::unordered_map<uint64_t, uint64_t> gens;
   for (const auto& sv : scan.subvolumes) gens[sv.id] = generations_at_start_[sv.id];

@@ -51,8 +51,9 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   stats.upgraded_from = catalog_->upgraded_from();
   read_threads_ = threads;
   if (incremental_) {
-    TwinsAcrossWindows none;  // one batch: no other window
-    return fingerprint_incremental(scan, stats, none);
+    stats.incremental = !side_run_;  // a side run read its roots whole
+    TwinsAcrossWindows none;         // one batch: no other window
+    return fingerprint_with_twins(scan, stats, none);
   }
   states_at_scan_ = file_states(scan);
   const uint32_t n = static_cast<uint32_t>(scan.files.size());

@@ -178,9 +178,15 @@ class CatalogSession {
   // records each subvolume's generation and the run. `after`: the re-scan made after
   // dedupe (nullptr when nothing was deduped). A full run's rows went to the catalog in
   // fingerprint() and its files' states were taken then: its `scan` needs only its roots
-  // and subvolumes here (the job frees its files before the confirmation scan).
+  // and subvolumes here (the job frees its files before the confirmation scan). A run read
+  // in windows records with record_windows().
   btrfs::Result<void> record(const ScanResult& scan, const ScanResult* after,
                              const RunRecord& run);
+  // record() of a run read in windows (after windowed_scan), whose rows went to the
+  // catalog as the windows went: the rows of twins found gone, the generations and the
+  // run. `base`: the run's base; `after`: it too when the run deduped (nullptr otherwise).
+  btrfs::Result<void> record_windows(const ScanResult& base, const ScanResult* after,
+                                     const RunRecord& run);
 
   const std::string& path() const { return catalog_->path(); }
 
@@ -207,10 +213,12 @@ class CatalogSession {
   btrfs::Result<std::optional<ScanResult>> find_changed(ScanResult scan);
   btrfs::Result<void> take_changed_file(ScanResult& scan, const FileKey& key);
   btrfs::Result<void> check_directory(uint64_t subvolume, uint64_t dir);
-  btrfs::Result<FingerprintResult> fingerprint_incremental(ScanResult& scan, CatalogStats& stats,
-                                                           TwinsAcrossWindows& twins);
-  // fingerprint_incremental()'s steps (src/catalog/catalog_twins.cpp): the catalogued twins
-  // of the changed files are gathered, then verified against the tree and added.
+  // fingerprint() of an incremental or side run's batch, or of a window: the scan's own
+  // files and the catalogued twins taken by `twins`'s rules (src/catalog/catalog_twins.cpp).
+  btrfs::Result<FingerprintResult> fingerprint_with_twins(ScanResult& scan, CatalogStats& stats,
+                                                          TwinsAcrossWindows& twins);
+  // fingerprint_with_twins()'s steps: the catalogued twins of the changed files are
+  // gathered, then verified against the tree and added.
   struct Candidates;
   // Takes the candidates among `keys` (the files with one whole-file hash or one anchor);
   // the number taken from earlier windows.
@@ -253,17 +261,15 @@ class CatalogSession {
 
   btrfs::Result<std::optional<ScanResult>> start_windows(
       btrfs::Result<std::unique_ptr<IncrementalScan>> scan, ScanResult base);
-  btrfs::Result<void> record_windowed(const ScanResult& scan, const ScanResult* after,
-                                      const RunRecord& run);
 
   std::unique_ptr<Catalog> catalog_;
   std::string temporary_;  // the catalog's file, when open_temporary() made it
-  bool windowed_ = false;
   BatchRoles roles_;
   // The rows serve only this run's windows (a temporary catalog, no first pass): a copy's
   // row goes in only while it tells a later window something (put_rows_and_find_twins).
   bool scratch_rows_only(const TwinsAcrossWindows& twins) const {
-    return windowed_ && catalog_->for_one_run() && !twins.rows_written_ahead();
+    return twins.rows_for_later_windows() && catalog_->for_one_run() &&
+           !twins.rows_written_ahead();
   }
   std::string first_path_;
   std::unordered_map<uint64_t, uint64_t> generations_at_start_;

@@ -1,5 +1,6 @@
-// fingerprint() of an incremental or windowed run: the catalogued files that may duplicate
-// the scan's own are looked up by whole-file hash and anchor, verified against the tree, and added.
+// fingerprint() of an incremental or side run, and fingerprint_window(): the catalogued files
+// that may duplicate the scan's own are looked up by whole-file hash and anchor, by the
+// rules of the run's windows (TwinsAcrossWindows), verified against the tree, and added.
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -17,11 +18,6 @@ using catalog_state::same_state;
 
 using Outcome = IncrementalScan::Outcome;
 
-// Earlier windows' files taken as twins of a window's file: per whole-file hash one, the
-// source of the rest (this run wrote the rows, so it is gone only if deleted meanwhile);
-// per anchor two, as files sharing an anchor may share no more than that.
-constexpr size_t kWindowTwinsPerWholeHash = 1;
-constexpr size_t kWindowTwinsPerAnchor = 2;
 // Files of windows still to come taken per hash as ahead twins (CatalogSession::
 // index_window), and at most this many per file of the window: past them, a copy is
 // deduped in its own window, reading its source again. Three bounds a window at four
@@ -30,10 +26,6 @@ constexpr size_t kWindowTwinsPerAnchor = 2;
 // 11,563 MiB; 4,651 against 4,781); two read more (11,748 against 11,377, session 8).
 constexpr size_t kAheadTwinsPerHash = 15;
 constexpr size_t kAheadTwinsPerWindowFile = 3;
-// Rows a run's scratch catalog keeps per whole-file hash: the source a later window takes
-// (kWindowTwinsPerWholeHash), and one more, which tells that window that an earlier one
-// held the group (Candidates::grouped_before). A third copy's row would change neither.
-constexpr size_t kScratchRowsPerWholeHash = kWindowTwinsPerWholeHash + 1;
 
 }  // namespace
 
@@ -56,17 +48,17 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_window(ScanResult& 
                                                                    TwinsAcrossWindows& twins,
                                                                    unsigned threads) {
   stats.used = true;
+  stats.incremental = false;
   read_threads_ = threads;
-  return fingerprint_incremental(window, stats, twins);
+  // The whole run's rows in one transaction, as a full run's.
+  if (auto ok = catalog_->begin_unless_writing(); !ok) return ok.error();
+  return fingerprint_with_twins(window, stats, twins);
 }
 
-btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(
+btrfs::Result<FingerprintResult> CatalogSession::fingerprint_with_twins(
     ScanResult& scan, CatalogStats& stats, TwinsAcrossWindows& twins) {
-  stats.incremental = !windowed_ && !side_run_;  // a side run read its roots whole
   stats.upgraded_from = catalog_->upgraded_from();
   twin_short_hashes_.clear();
-  if (windowed_)  // the whole run's rows in one transaction, as a full run's
-    if (auto ok = catalog_->begin_unless_writing(); !ok) return ok.error();
   // Every file of the scan is new or changed; those an earlier window settled as its ahead
   // twins (whole files) need no sums: their rows stand, and their twins were taken.
   std::vector<bool> own_wanted(scan.files.size(), true);
@@ -93,14 +85,12 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint_incremental(
   const auto order = incremental_->finish(scan);
   std::vector<bool> wanted(order.size(), false);
   for (uint32_t i = 0; i < order.size(); ++i) wanted[i] = order[i] >= changed;
-  roles_ = windowed_ ? BatchRoles::window(order.size()) : BatchRoles::incremental(order.size());
+  roles_ = twins.roles(order.size());
   for (uint32_t i = 0; i < order.size(); ++i) {
     if (!wanted[i]) continue;
     const bool grouped =
         candidates.grouped_before.count({scan.files[i].subvolume, scan.files[i].inode}) > 0;
-    roles_.set(i, !windowed_ ? BatchRole::Candidate
-                  : grouped  ? BatchRole::EarlierGroupedTwin
-                             : BatchRole::EarlierTwin);
+    roles_.set(i, twins.twin_role(grouped));
   }
   twins.mark_roles(scan, order, changed, candidates.ahead_keys, roles_);
   if (stats.candidates == 0) return fp;
@@ -158,10 +148,7 @@ size_t CatalogSession::consider_twins(const std::vector<FileKey>& keys, bool who
       ++ahead;
       continue;
     }
-    // A window needs a source for its files, not every earlier twin: those were matched
-    // with each other in their own windows. The bound keeps a window's memory flat
-    // however many copies came before.
-    if (windowed_ && taken == (whole ? kWindowTwinsPerWholeHash : kWindowTwinsPerAnchor)) {
+    if (taken == (whole ? c.twins.twins_per_whole_hash() : c.twins.twins_per_anchor())) {
       if (whole && first_taken) c.grouped_before.insert(*first_taken);
       continue;
     }
@@ -172,8 +159,8 @@ size_t CatalogSession::consider_twins(const std::vector<FileKey>& keys, bool who
   return taken;
 }
 
-// The rows of the scan's own files (kept until record(), or written now in windows), and
-// the catalogued files with the same whole-file hash or anchors as candidates.
+// The rows of the scan's own files (kept until record(), or written now for later windows),
+// and the catalogued files with the same whole-file hash or anchors as candidates.
 btrfs::Result<void> CatalogSession::put_rows_and_find_twins(const ScanResult& scan,
                                                             const FingerprintResult& fp,
                                                             const std::vector<bool>& own_wanted,
@@ -193,16 +180,15 @@ btrfs::Result<void> CatalogSession::put_rows_and_find_twins(const ScanResult& sc
       rows_with_hash = keys.size();
       earlier_whole_twins = consider_twins(keys, true, c);
     }
-    // A window's file with an earlier whole-file twin is in a whole-file group with it,
-    // and the matcher takes no partial match into such a file (src/match/run_match.h), nor into
-    // an earlier window's file (BatchRoles::source_only): its anchors would only bring
-    // more earlier copies of itself. The files that may partially match look theirs up.
-    if (!(windowed_ && earlier_whole_twins > 0))
+    if (earlier_whole_twins == 0 || c.twins.anchors_beside_whole_twins())
       for (uint64_t h : entry.anchors) consider_twins(catalog_->files_with_anchor(h), false, c);
     if (indexed[i]) continue;
-    // Its anchors are those of the rows with its hash: no window finds more through it.
-    if (scratch_rows_only(c.twins) && rows_with_hash >= kScratchRowsPerWholeHash) continue;
-    if (windowed_) {  // written now: the next windows look this file up
+    // A scratch catalog keeps per whole-file hash the source a later window takes, and one
+    // more row, which tells that window that an earlier one held the group
+    // (Candidates::grouped_before). Its anchors are those of the rows with its hash: a
+    // third copy's row would tell no window anything.
+    if (scratch_rows_only(c.twins) && rows_with_hash > c.twins.twins_per_whole_hash()) continue;
+    if (c.twins.rows_for_later_windows()) {
       if (auto ok = catalog_->add_file({f.subvolume, f.inode}, entry.row, entry.anchors); !ok)
         return ok;
     } else {

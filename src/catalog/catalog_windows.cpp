@@ -29,7 +29,6 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::start_windows(
       if (auto ok = catalog_->remove_subvolume_files(subvolume); !ok) return ok.error();
   }
   incremental_ = std::move(*scan);
-  windowed_ = true;
   return std::optional<ScanResult>{std::move(base)};
 }
 

@@ -91,7 +91,7 @@ btrfs::Result<const ScanResult*> WindowSource::confirm(ScanResult& batch,
 }
 
 btrfs::Result<void> WindowSource::record(const ScanResult&, const RunRecord& run) {
-  return session_.record(base_, o_.dedupe ? &base_ : nullptr, run);
+  return session_.record_windows(base_, o_.dedupe ? &base_ : nullptr, run);
 }
 
 }  // namespace btrdedupe

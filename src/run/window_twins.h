@@ -1,5 +1,7 @@
-// What a run read in windows carries from one window to the next about twins
-// (TwinsAcrossWindows), held by its WindowSource for the session to ask:
+// How a run read in windows takes its twins, and what it carries from one window to the
+// next about them (TwinsAcrossWindows), held by its WindowSource for the session to ask:
+// - a window takes one earlier twin per whole-file hash and two per anchor, and its rows
+//   go to the catalog at once, for the later windows to look up;
 // - the twins verified by earlier windows, with their sums (VerifiedTwins), and in a run
 //   that changes no file, each window's own files as read (keep_files_as_read);
 // - with a dedupe run's look-ahead (look_ahead, after the first pass), the files earlier
@@ -26,6 +28,15 @@ namespace btrdedupe {
 inline constexpr size_t kVerifiedTwinBytes = 12 << 20;
 inline constexpr size_t kKeptAsReadBytes = 7 << 20;
 
+// Earlier windows' files taken as twins of a window's file: per whole-file hash one, the
+// source of the rest (this run wrote the rows, so it is gone only if deleted meanwhile);
+// per anchor two, as files sharing an anchor may share no more than that. A window needs
+// a source for its files, not every earlier twin: those were matched with each other in
+// their own windows. The bound keeps a window's memory flat however many copies came
+// before.
+inline constexpr size_t kWindowTwinsPerWholeHash = 1;
+inline constexpr size_t kWindowTwinsPerAnchor = 2;
+
 class WindowTwins final : public TwinsAcrossWindows {
  public:
   // `reader`: the session's windows (CatalogSession::window_reader), which must outlive this.
@@ -49,6 +60,21 @@ class WindowTwins final : public TwinsAcrossWindows {
   // After the first pass (CatalogSession::rewind_windows): the windows look ahead.
   void look_ahead() { look_ahead_ = true; }
   size_t verified_twins_kept() const { return verified_.files(); }
+
+  size_t twins_per_whole_hash() const override { return kWindowTwinsPerWholeHash; }
+  size_t twins_per_anchor() const override { return kWindowTwinsPerAnchor; }
+  // A window's file with an earlier whole-file twin is in a whole-file group with it, and
+  // the matcher takes no partial match into such a file (src/match/run_match.h), nor into
+  // an earlier window's file (BatchRoles::source_only): its anchors would only bring more
+  // earlier copies of itself.
+  bool anchors_beside_whole_twins() const override { return false; }
+  bool rows_for_later_windows() const override { return true; }
+  BatchRoles roles(size_t files) const override { return BatchRoles::window(files); }
+  // A window takes one twin per whole-file hash: a group of an earlier window held it, and
+  // this window's group grows that group and is not counted again.
+  BatchRole twin_role(bool grouped_before) const override {
+    return grouped_before ? BatchRole::EarlierGroupedTwin : BatchRole::EarlierTwin;
+  }
 
   bool rows_written_ahead() const override { return look_ahead_; }
   bool in_window_ahead(const FileKey& key) const override;
