@@ -191,7 +191,9 @@ void read_extent_sums(const ScanResult& scan, std::vector<ExtentSums>& extents,
   readers.reserve(n);
   for (unsigned i = 0; i < n; ++i) readers.emplace_back(scan, algo);
 
-  if (n == 1) {  // no thread to start: progress straight from this loop
+  // One batch: nothing to read ahead of, and no thread to start (progress from this loop).
+  // One worker for many batches still gets the prefetch.
+  if (batches.size() == 1) {
     uint64_t done = 0;
     for (size_t i = 0; i < to_read.size(); ++i) {
       ExtentSums& e = extents[to_read[i]];
