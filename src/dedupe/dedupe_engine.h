@@ -14,6 +14,7 @@
 
 #include "btrfs/items.h"
 #include "src/dedupe/dedupe_kernel.h"
+#include "src/dedupe/round_pace.h"
 #include "src/plan/dedupe_plan.h"
 #include "src/read/tree_scan.h"
 
@@ -53,6 +54,8 @@ struct DedupeOptions {
   btrfs::Timespec scan_started;
   // Where the calls go: nullptr is the kernel (fideduperange()); tests pass a stand-in.
   DedupeKernel* kernel = nullptr;
+  // Asked before each round is started (JobOptions::pace); nullptr: never waits.
+  RoundPace* pace = nullptr;
 };
 
 struct DedupeStats {

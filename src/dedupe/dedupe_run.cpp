@@ -64,6 +64,11 @@ bool DedupeRun::read_in_worker(size_t r) const {
 void DedupeRun::produce() {
   std::vector<uint8_t> no_buffer;
   for (size_t r = 0; r < plan_.rounds.size() && !stopping() && !no_space_; ++r) {
+    if (options_.pace) {
+      const DedupeRound& round = plan_.rounds[r];
+      options_.pace->before_round(round.length * (1 + round.destinations.size()));
+      if (stopping()) break;
+    }
     produced_ = r + 1;
     auto prepared = prepare(r, std::nullopt, prefetch_ahead() && !read_in_worker(r), no_buffer);
     if (!prepared) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/dedupe/dedupe_engine.h"
+#include "src/dedupe/round_pace.h"
 #include "src/plan/remainder_plan.h"
 #include "src/scope/subvolume_selection.h"
 
@@ -48,6 +49,13 @@ struct JobOptions {
   // Set (by a signal handler) to stop cleanly: no new dedupe round starts, no new
   // filesystem's dedupe starts; the report says so (JobReport::stopped).
   const std::atomic<bool>* stop = nullptr;
+  // An incremental run leaves a changed file for a later run while its last change
+  // (ctime, mtime) is less than this many seconds old: it may still be being written
+  // (CatalogStats::files_settling). 0: every changed file is read. --follow sets it.
+  double settle_seconds = 0;
+  // Asked before each dedupe round starts (src/dedupe/round_pace.h): a follower pauses
+  // there while the machine is busy, or to keep to a read rate. nullptr: never waits.
+  RoundPace* pace = nullptr;
   // A time-boxed run (--max-runtime): dedupe the groups that share the most bytes first and
   // list, per group, whether it was done or left (FilesystemReport::work).
   bool most_valuable_first = false;

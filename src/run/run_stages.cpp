@@ -209,6 +209,7 @@ DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const RunC
   dopt.prefetch = o.prefetch;
   dopt.stop = o.stop;
   dopt.kernel = &run.kernel.dedupe();
+  dopt.pace = o.pace;
   run.report("dedupe", 0, plan.planned_bytes);
   if (run.progress)
     dopt.on_progress = [&](uint64_t done) { run.report("dedupe", done, plan.planned_bytes); };
