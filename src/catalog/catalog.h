@@ -76,6 +76,11 @@ struct CatalogStats {
   uint64_t files_known = 0;      // unchanged: not fingerprinted again
   uint64_t candidates = 0;       // known files fingerprinted as possible twins of changed ones
   uint64_t stale_rows = 0;       // rows of files that are gone, removed
+  // Changed files left for a later run because they changed less than JobOptions::
+  // settle_seconds ago (still being written, perhaps), and when the last of them settles
+  // (unix seconds; 0 when none waits).
+  uint64_t files_settling = 0;
+  int64_t settled_at = 0;
   // Incremental: only leaves newer than each subvolume's recorded generation were read,
   // and only changed files and their twins are in the run's figures.
   bool incremental = false;

@@ -1,6 +1,10 @@
 // CatalogSession's incremental runs (the rule is in catalog_session.h, the user's view in
 // docs/hashfile.md): find what changed from the leaves written since the recorded
 // generations; the changed files' catalogued twins are in catalog_twins.cpp.
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+
 #include "btrfs/tree_search.h"
 #include "src/catalog/catalog_file_state.h"
 #include "src/catalog/catalog_session.h"
@@ -97,6 +101,7 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult
   // name removed. The margin absorbs clock steps; checking more costs time, never results.
   const auto last_run = catalog_->last_run_started();
   const int64_t quiet_before = last_run ? *last_run - kClockMarginSeconds : 0;
+  const int64_t now = ::time(nullptr);
   for (const auto& sv : scan.subvolumes) {
     known_rows_ += catalog_->file_count(sv.id);
     const uint64_t since = recorded_generations_.at(sv.id);
@@ -114,6 +119,7 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult
             return;
           }
           if (row && same_state(*row, item) && item.ctime.sec < quiet_before) return;
+          if (left_to_settle(sv.id, item, now)) return;
           changed.emplace_back(inode, false);
         });
     if (!found) return found.error();
@@ -129,6 +135,23 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult
   }
   incremental_->finish(scan);
   return std::optional<ScanResult>{std::move(scan)};
+}
+
+// A file written in the last settle_seconds_ may still be being written: reading it now
+// could mean reading it again in a moment. It waits, and the recorded generation stays
+// below its transid so the next run finds it (the run's syncfs committed it: its transid
+// is final until it changes again).
+bool CatalogSession::left_to_settle(uint64_t subvolume, const btrfs::InodeItem& item,
+                                    int64_t now) {
+  if (settle_seconds_ <= 0) return false;
+  const int64_t changed = std::max(item.ctime.sec, item.mtime.sec);
+  const auto settles = changed + static_cast<int64_t>(std::ceil(settle_seconds_));
+  if (settles <= now) return false;
+  ++files_settling_;
+  settled_at_ = std::max(settled_at_, settles);
+  auto [floor, added] = settling_floor_.try_emplace(subvolume, item.transid - 1);
+  if (!added) floor->second = std::min(floor->second, item.transid - 1);
+  return true;
 }
 
 // A deletion leaves no item behind, but it rewrites the directory that held the file's

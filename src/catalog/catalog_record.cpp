@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "btrfs/fd.h"
 #include "src/catalog/catalog_file_state.h"
 #include "src/catalog/catalog_session.h"
@@ -183,6 +185,8 @@ btrfs::Result<void> CatalogSession::record_incremental(const ScanResult& scan,
   for (const auto& [id, gen] : recorded_generations_)
     if (!gens.count(id))
       if (auto ok = catalog_->remove_subvolume_files(id); !ok) return ok;
+  for (const auto& [id, floor] : settling_floor_)
+    if (auto it = gens.find(id); it != gens.end()) it->second = std::min(it->second, floor);
   if (auto ok = catalog_->set_subvolume_generations(gens); !ok) return ok;
   if (auto ok = catalog_->set_pending(!run.complete); !ok) return ok;
   if (auto ok = catalog_->add_run(run); !ok) return ok;

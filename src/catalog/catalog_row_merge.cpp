@@ -52,6 +52,8 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   read_threads_ = threads;
   if (incremental_) {
     stats.incremental = !side_run_;  // a side run read its roots whole
+    stats.files_settling = files_settling_;
+    stats.settled_at = settled_at_;
     TwinsAcrossWindows none;         // one batch: no other window
     return fingerprint_with_twins(scan, stats, none);
   }

@@ -103,6 +103,7 @@ btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::on(
     std::unique_ptr<Catalog> catalog, const JobOptions& options) {
   auto s = std::make_unique<CatalogSession>(Made{}, std::move(catalog));
   s->block_size_ = options.block_size;
+  s->settle_seconds_ = options.settle_seconds;
   return s;
 }
 

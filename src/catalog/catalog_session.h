@@ -274,6 +274,7 @@ class CatalogSession {
   std::string first_path_;
   std::unordered_map<uint64_t, uint64_t> generations_at_start_;
   uint64_t block_size_ = 128 * 1024;
+  double settle_seconds_ = 0;  // JobOptions::settle_seconds
   std::unordered_map<uint64_t, FileStateDigest> states_at_scan_;  // per subvolume
 
   // Incremental runs keep their rows until record() (few: the changed files).
@@ -285,6 +286,13 @@ class CatalogSession {
   std::unordered_set<FileKey, FileKeyHash> seen_;    // inodes looked at already
   std::unordered_set<FileKey, FileKeyHash> stale_;   // rows to remove
   std::vector<std::pair<FileKey, uint64_t>> moved_;  // rows whose first name moved
+  // Files left to settle (JobOptions::settle_seconds): per subvolume, the generation the
+  // record may not pass (the oldest such file's transid - 1), so the next run finds them.
+  std::unordered_map<uint64_t, uint64_t> settling_floor_;
+  uint64_t files_settling_ = 0;
+  int64_t settled_at_ = 0;
+  // Whether `item` (a changed regular file of `subvolume`) waits to settle; notes it if so.
+  bool left_to_settle(uint64_t subvolume, const btrfs::InodeItem& item, int64_t now);
   // Data hashes of twins from their rows, until fingerprint() gives them to the proof.
   std::unordered_map<FileKey, uint64_t, FileKeyHash> twin_short_hashes_;
   // keep_short_hashes() of rows written at record().
