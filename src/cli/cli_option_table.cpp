@@ -60,6 +60,24 @@ po::options_description visible_options() {
       (",R", "forget the files under each PATH in the hashfile and exit (needs --hashfile)")
       ("stats", "show what the hashfile holds and how much of it is duplicated, and exit")
       ("history", "list the runs recorded in the hashfile, and exit");
+  po::options_description follow("Follow mode (btrdedupe(8), FOLLOW MODE)");
+  follow.add_options()
+      ("follow", "keep running: a first pass, then dedupe what lands as it lands (implies "
+       "-d -r; needs --hashfile; --max-runtime then limits each cycle)")
+      ("settle", po::value<std::string>()->value_name("DURATION"),
+       "a change is read once the filesystem has been quiet this long, and a file once it "
+       "has not changed for this long (default 15s)")
+      ("poll-interval", po::value<std::string>()->value_name("DURATION"),
+       "how often the follower looks at the filesystem's generation (default 5s)")
+      ("stall-limit", po::value<double>()->value_name("PERCENT"),
+       "pause new dedupe rounds while other tasks stall on I/O or CPU more than this share "
+       "of the time (pressure stall information; default 20)")
+      ("no-yield", "never pause for others, and keep the process's CPU and I/O priority "
+       "(by default a follower runs at idle priority)")
+      ("max-read-rate", po::value<std::string>()->value_name("SIZE"),
+       "at most this many bytes read per second by the dedupe rounds (K/M/G suffixes)")
+      ("status", "print what the follower of --hashfile has done and is doing, and exit "
+       "(exit 0 running, 3 not running; with --json as one JSON object)");
   po::options_description out("Output");
   out.add_options()
       ("human,h", "print sizes in human-readable units")
@@ -84,7 +102,7 @@ po::options_description visible_options() {
       ("readonly-open,A", "files are always opened read-only")
       ("one-file-system,x", "a scan never leaves its filesystem");
   po::options_description all;
-  all.add(main).add(out).add(compat);
+  all.add(main).add(follow).add(out).add(compat);
   return all;
 }
 

@@ -74,6 +74,34 @@ std::string max_runtime_option(const po::variables_map& vm, CliOptions& o) {
   return "";
 }
 
+std::string duration_option(const po::variables_map& vm, const char* name, double* out) {
+  if (!vm.count(name)) return "";
+  const auto text = vm[name].as<std::string>();
+  const auto seconds = parse_duration(text);
+  if (!seconds || *seconds <= 0)
+    return std::string("--") + name + ": '" + text + "' is not a duration (examples: 90, 30s, 5m)";
+  *out = *seconds;
+  return "";
+}
+
+// --follow's own options (src/follow/follower.h).
+std::string follow_options(const po::variables_map& vm, CliOptions& o) {
+  std::string error;
+  if (!(error = duration_option(vm, "settle", &o.settle)).empty()) return error;
+  if (!(error = duration_option(vm, "poll-interval", &o.poll_interval)).empty()) return error;
+  if (vm.count("stall-limit")) {
+    const double percent = vm["stall-limit"].as<double>();
+    if (!(percent > 0 && percent <= 100)) return "--stall-limit: a percentage above 0, up to 100";
+    o.stall_limit = percent / 100;
+  }
+  o.yield = !vm.count("no-yield");
+  if (auto rate = size_option(vm, "max-read-rate", "--max-read-rate", &error); rate) {
+    if (*rate == 0) return "--max-read-rate: must be more than 0";
+    o.max_read_rate = *rate;
+  }
+  return error;
+}
+
 std::string progress_option(const po::variables_map& vm, CliOptions& o) {
   if (!vm.count("progress")) return "";
   const auto mode = vm["progress"].as<std::string>();
@@ -160,6 +188,7 @@ std::string read_valued_options(const po::variables_map& vm, CliOptions& o) {
     for (const auto& list : vm["dedupe-options"].as<std::vector<std::string>>())
       if (!(error = apply_dedupe_options(list, o)).empty()) return error;
   if (!(error = progress_option(vm, o)).empty()) return error;
+  if (!(error = follow_options(vm, o)).empty()) return error;
   return prefetch_option(vm, o);
 }
 

@@ -56,7 +56,7 @@ std::string cli_help() {
       << "\nExit status: 0 all done; 1 an error (a path, a filesystem or a read failed);\n"
          "2 bad usage; 3 finished, but some ranges were left as they were (changed since\n"
          "the scan, or refused by the kernel); 4 stopped at --max-runtime; 130/143 stopped\n"
-         "cleanly on SIGINT/SIGTERM.\n"
+         "cleanly on SIGINT/SIGTERM (--follow: 0).\n"
          "See btrdedupe(8).\n";
   return out.str();
 }
@@ -170,6 +170,24 @@ void read_switches_and_lists(const po::variables_map& vm, CliOptions& o) {
   o.all_subvols = vm.count("all-subvols");
   o.dedupe_readonly = vm.count("dedupe-readonly");
   o.list_subvols = vm.count("list-subvols");
+  o.follow = vm.count("follow");
+  o.follow_status = vm.count("status");
+}
+
+// --follow dedupes for as long as it runs, into its hashfile; --status reads a follower's.
+std::string check_follow(CliOptions& o) {
+  if (o.follow_status) {
+    if (o.hashfile.empty()) return "--status needs --hashfile=FILE (the follower's)";
+    if (o.follow || !o.paths.empty()) return "--status is a command of its own: give no PATH";
+    return "";
+  }
+  if (!o.follow) return "";
+  if (o.hashfile.empty()) return "--follow needs --hashfile=FILE (each cycle reads what changed since)";
+  if (o.paths.empty()) return "--follow needs the PATHs to follow";
+  if (o.dry_run || o.fdupes || o.json) return "--follow does not go with --dry-run, --fdupes or --json";
+  o.dedupe = true;
+  o.recursive = true;
+  return "";
 }
 
 // -L, -R, --stats and --history: each is the whole run. True when one (or more) is given;
@@ -237,6 +255,7 @@ ParsedCli parse_cli(int argc, const char* const* argv) {
   if (!(error = read_valued_options(vm, o)).empty()) return parsed;
   if (o.show_help || o.show_version) return parsed;
   if (catalog_command(vm, o, error)) return parsed;
+  if (!(error = check_follow(o)).empty() || o.follow_status) return parsed;
   if (o.list_subvols) {
     if (o.paths.size() != 1) error = "--list-subvols needs one PATH (any path on the filesystem)";
     return parsed;

@@ -57,6 +57,14 @@ struct CliOptions {
   bool all_subvols = false;                  // --all-subvols
   bool dedupe_readonly = false;              // --dedupe-readonly: read-only snapshots too
   bool list_subvols = false;                 // --list-subvols PATH: list them and exit
+  // Follow mode (src/follow/follower.h): dedupe what lands, cycle after cycle.
+  bool follow = false;           // --follow (implies -d -r; needs --hashfile)
+  double settle = 15;            // --settle DURATION: quiet time before a cycle reads a change
+  double poll_interval = 5;      // --poll-interval DURATION: between looks at the generation
+  double stall_limit = 0.2;      // --stall-limit PERCENT: yield while others stall this much
+  bool yield = true;             // --no-yield: never pause, keep the process's priority
+  uint64_t max_read_rate = 0;    // --max-read-rate SIZE (per second); 0: no cap
+  bool follow_status = false;    // --status: print the follower's status and exit
 };
 
 struct ParsedCli {

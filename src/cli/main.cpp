@@ -13,6 +13,8 @@
 
 #include "src/catalog/catalog_commands.h"
 #include "src/cli/cli_options.h"
+#include "src/cli/follow_command.h"
+#include "src/follow/follow_status.h"
 #include "src/scope/fdupes_input.h"
 #include "src/run/job.h"
 #include "src/report/json_report.h"
@@ -26,6 +28,8 @@
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<bool> g_cycle_stop{false};  // --follow: ends the cycle under way
+std::atomic<bool> g_wake{false};        // --follow: SIGHUP, a cycle now
 volatile std::sig_atomic_t g_signal = 0;
 
 // The first SIGINT/SIGTERM asks for a clean stop (no new dedupe round starts); the handler
@@ -33,6 +37,7 @@ volatile std::sig_atomic_t g_signal = 0;
 extern "C" void on_stop_signal(int sig) {
   g_signal = sig;
   g_stop.store(true);
+  g_cycle_stop.store(true);
   static const char msg[] =
       "\nbtrdedupe: stopping after the dedupe rounds under way (signal again to abort now)\n";
   const ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof msg - 1);
@@ -46,6 +51,16 @@ void install_stop_handlers() {
   sa.sa_flags = SA_RESETHAND | SA_RESTART;
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+extern "C" void on_wake_signal(int) { g_wake.store(true); }
+
+void install_wake_handler() {
+  struct sigaction sa {};
+  sa.sa_handler = on_wake_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  ::sigaction(SIGHUP, &sa, nullptr);
 }
 
 // Progress to a terminal or a monitor, as --progress and -q say.
@@ -105,6 +120,7 @@ std::optional<int> run_command(const btrdedupe::CliOptions& o) {
     std::puts("btrdedupe " BTRDEDUPE_VERSION);
     return kExitOk;
   }
+  if (o.follow_status) return print_follow_status(o.hashfile, o.json, o.human, stdout, stderr);
   if (o.list_catalog) return list_catalog(o.hashfile, o.human, stdout, stderr);
   if (o.catalog_stats) return catalog_stats(o.hashfile, o.human, stdout, stderr);
   if (o.catalog_history) return catalog_history(o.hashfile, o.human, stdout, stderr);
@@ -227,6 +243,10 @@ int main(int argc, char** argv) {
   install_stop_handlers();
   job.stop = &g_stop;
   Progress progress(o.progress, o.quiet);
+  if (o.follow) {
+    install_wake_handler();
+    return run_follow(o, std::move(job), {g_stop, g_cycle_stop, g_wake}, progress.sink());
+  }
   JobReport report;
   {
     const RunDeadline deadline(o.max_runtime, g_stop);

@@ -279,5 +279,54 @@ TEST(FdupesInput, FilterKeepsListedFilesAndDirectoriesHoldingThem) {
   EXPECT_FALSE(s.excluded("/elsewhere", "q"));  // not an fdupes root: not filtered
 }
 
+TEST(CliOptions, FollowImpliesADedupeOfTheTreesIntoItsHashfile) {
+  const auto o = ok({"--follow", "--hashfile=/var/lib/h", "/pool"});
+  EXPECT_TRUE(o.follow);
+  EXPECT_TRUE(o.dedupe);
+  EXPECT_TRUE(o.recursive);
+  EXPECT_EQ(o.settle, 15);
+  EXPECT_EQ(o.poll_interval, 5);
+  EXPECT_DOUBLE_EQ(o.stall_limit, 0.2);
+  EXPECT_TRUE(o.yield);
+  EXPECT_EQ(o.max_read_rate, 0u);
+}
+
+TEST(CliOptions, FollowTuning) {
+  const auto o = ok({"--follow", "--hashfile=h", "--settle=2m", "--poll-interval", "30s",
+                     "--stall-limit=35", "--no-yield", "--max-read-rate=50M", "/pool"});
+  EXPECT_EQ(o.settle, 120);
+  EXPECT_EQ(o.poll_interval, 30);
+  EXPECT_DOUBLE_EQ(o.stall_limit, 0.35);
+  EXPECT_FALSE(o.yield);
+  EXPECT_EQ(o.max_read_rate, 50u << 20);
+}
+
+TEST(CliOptions, FollowMisuse) {
+  EXPECT_NE(error({"--follow", "/pool"}).find("--follow needs --hashfile"), std::string::npos);
+  EXPECT_NE(error({"--follow", "--hashfile=h"}).find("needs the PATHs"), std::string::npos);
+  EXPECT_NE(error({"--follow", "--hashfile=h", "--dry-run", "/p"}).find("does not go with"),
+            std::string::npos);
+  EXPECT_NE(error({"--follow", "--hashfile=h", "--json", "/p"}).find("does not go with"),
+            std::string::npos);
+  EXPECT_NE(error({"--follow", "--hashfile=h", "--settle=soon", "/p"}).find("not a duration"),
+            std::string::npos);
+  EXPECT_NE(error({"--follow", "--hashfile=h", "--settle=0", "/p"}).find("not a duration"),
+            std::string::npos);
+  EXPECT_NE(error({"--follow", "--hashfile=h", "--stall-limit=0", "/p"}).find("percentage"),
+            std::string::npos);
+  EXPECT_NE(error({"--follow", "--hashfile=h", "--stall-limit=101", "/p"}).find("percentage"),
+            std::string::npos);
+  EXPECT_NE(error({"--follow", "--hashfile=h", "--max-read-rate=0", "/p"}).find("more than 0"),
+            std::string::npos);
+}
+
+TEST(CliOptions, StatusIsACommandOfItsOwn) {
+  const auto o = ok({"--status", "--hashfile=/var/lib/h", "--json"});
+  EXPECT_TRUE(o.follow_status);
+  EXPECT_TRUE(o.json);
+  EXPECT_NE(error({"--status"}).find("needs --hashfile"), std::string::npos);
+  EXPECT_NE(error({"--status", "--hashfile=h", "/pool"}).find("give no PATH"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace btrdedupe

@@ -1,0 +1,68 @@
+#include "src/cli/follow_command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <utility>
+
+#include "src/follow/system_follow_world.h"
+
+namespace btrdedupe {
+namespace {
+
+FollowOptions follow_options(const CliOptions& o) {
+  FollowOptions f;
+  f.timing.settle = o.settle;
+  f.timing.poll = o.poll_interval;
+  f.yield.stall_limit = o.stall_limit;
+  f.yield.max_read_rate = o.max_read_rate;
+  f.yield_to_others = o.yield;
+  f.cycle_runtime = o.max_runtime;
+  f.quiet = o.quiet;
+  return f;
+}
+
+// The hashfile and its status, journal and temporary files, by absolute path.
+std::string absolute(const std::string& path) {
+  std::error_code error;
+  auto p = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
+  return error ? path : p.string();
+}
+
+// A hashfile inside the followed tree changes with every cycle it records: left out, so
+// that recording a cycle is never a change for the next one.
+void leave_out_hashfile(JobOptions& job, const std::string& hashfile) {
+  const std::string own = absolute(hashfile);
+  auto earlier = std::move(job.exclude);
+  job.exclude = [own, earlier](const std::string& root, const std::string& relative) {
+    if (earlier && earlier(root, relative)) return true;
+    const std::string full = absolute(root) + "/" + relative;
+    return full.compare(0, own.size(), own) == 0;  // FILE, FILE-journal, FILE.follow, ...
+  };
+}
+
+}  // namespace
+
+int run_follow(const CliOptions& o, JobOptions job, FollowSignals signals, ProgressSink* progress) {
+  std::FILE* events = o.progress == ProgressMode::Json ? stderr : nullptr;
+  auto world = system_follow_world(job.paths.front(), job.hashfile, events, progress);
+  if (!world) {
+    std::fprintf(stderr, "btrdedupe: --follow: %s\n", world.error().message().c_str());
+    return kExitError;
+  }
+  const FollowOptions options = follow_options(o);
+  if (options.yield_to_others)
+    if (const auto missed = take_idle_priority(); !missed.empty() && !o.quiet)
+      std::fprintf(stderr, "btrdedupe: note: could not take idle priority (%s)\n", missed.c_str());
+  leave_out_hashfile(job, job.hashfile);
+  if (!o.quiet)
+    std::fprintf(stdout, "following %s (hashfile %s, pid %d)\n", job.paths.front().c_str(),
+                 job.hashfile.c_str(), static_cast<int>(::getpid()));
+  std::fflush(stdout);
+  return follow(job, options, **world, steady_clock(), proc_pressure(), signals, stdout);
+}
+
+}  // namespace btrdedupe
