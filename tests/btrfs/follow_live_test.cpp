@@ -1,0 +1,153 @@
+// What a follower meets in a live system (issue #41): the filesystem remounted read-only or
+// unmounted under it, subvolumes deleted and snapshots made while it runs, a send, a
+// balance, a full disk. It stops with a clear line where it must and goes on where it can;
+// no file's content or mtime changes either way.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include "tests/btrfs/follow_fixture.h"
+
+namespace btrdedupe::test {
+namespace {
+
+constexpr size_t kFile = 1 << 20;
+
+TEST_F(FollowTest, ARemountReadOnlyStopsItWithExitOneAndAClearLine) {
+  random_tree("d", 4, kFile);
+  auto follower = start();
+  ASSERT_TRUE(waiting_after(1)) << follower->output();
+  const auto before = state();
+  injected();
+  sh("mount -o remount,ro " + shell_quote(path("")));
+  ASSERT_TRUE(wait_until([&] { return !follower->running(); }, 20)) << follower->output();
+  EXPECT_EQ(follower->wait(), 1);
+  EXPECT_TRUE(has(follower->output(), "follower stops:")) << follower->output();
+  EXPECT_TRUE(has(follower->output(), "read-only")) << follower->output();
+  EXPECT_TRUE(has(status().stop_reason, "read-only")) << status().stop_reason;
+  sh("mount -o remount,rw " + shell_quote(path("")));
+  expect_unchanged(before);
+  // The hashfile is clean: a run uses it.
+  const auto again = btrdedupe("-dr --hashfile=" + shell_quote(hashfile()) + " " +
+                               shell_quote(path("")));
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+}
+
+TEST_F(FollowTest, AnUnmountStopsItWithExitOne) {
+  random_tree("d", 4, kFile);
+  auto follower = start();
+  ASSERT_TRUE(waiting_after(1)) << follower->output();
+  injected();
+  sh("umount -l " + shell_quote(path("")));
+  ASSERT_TRUE(wait_until([&] { return !follower->running(); }, 20)) << follower->output();
+  EXPECT_EQ(follower->wait(), 1);
+  EXPECT_TRUE(has(follower->output(), "follower stops:")) << follower->output();
+  EXPECT_TRUE(has(status().stop_reason, "unmounted")) << status().stop_reason;
+}
+
+TEST_F(FollowTest, SubvolumesDeletedAndSnapshotsMadeWhileItRuns) {
+  sh("cd " + shell_quote(path("")) + " && btrfs -q subvolume create a && btrfs -q subvolume "
+     "create b");
+  random_tree("a", 6, kFile);
+  auto follower = start();
+  ASSERT_TRUE(waiting_after(1)) << follower->output();
+  // A new subvolume with a copy joins; a read-only snapshot of it is a source only.
+  sh("cd " + shell_quote(path("")) + " && btrfs -q subvolume create c && cp -a "
+     "--reflink=never a/. c/ && btrfs -q subvolume snapshot -r a snap && sync");
+  ASSERT_TRUE(wait_until([&] { return shared("c/f1") && shared("c/f6"); }, 40))
+      << follower->output();
+  ASSERT_TRUE(waiting_after(2)) << follower->output();
+  // A subvolume goes while more data arrives in another.
+  injected();
+  sh("cd " + shell_quote(path("")) + " && btrfs -q subvolume delete c && cp -a "
+     "--reflink=never a/. b/ && sync");
+  ASSERT_TRUE(wait_until([&] { return shared("b/f1") && shared("b/f6"); }, 40))
+      << follower->output();
+  ASSERT_TRUE(follower->running()) << follower->output();
+  const auto before = state();
+  follower->kill(SIGTERM);
+  EXPECT_EQ(follower->wait(), 0) << follower->output();
+  expect_unchanged(before);
+}
+
+TEST_F(FollowTest, ASendInProgressDoesNotStopIt) {
+  sh("cd " + shell_quote(path("")) + " && btrfs -q subvolume create data && btrfs -q "
+     "subvolume create vol && head -c 4194304 /dev/urandom > vol/y && btrfs -q subvolume "
+     "snapshot -r vol snap && sync");
+  auto follower = start({"--dedupe-readonly"});
+  ASSERT_TRUE(waiting_after(1)) << follower->output();
+  Child send({"/bin/sh", "-c",
+              "btrfs send -q " + shell_quote(path("snap")) + " | (sleep 6; cat > /dev/null)"},
+             fs().image_file() + ".send");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(send.running()) << send.output();
+  injected();
+  sh("cp --reflink=never " + shell_quote(path("vol/y")) + " " + shell_quote(path("data/y2")) +
+     " && head -c 1048576 /dev/urandom > " + shell_quote(path("data/z1")) +
+     " && cp --reflink=never " + shell_quote(path("data/z1")) + " " + shell_quote(path("data/z2")) +
+     " && sync");
+  const auto before = state();
+  ASSERT_TRUE(wait_until([&] { return shared("data/z2") && shared("data/y2"); }, 40))
+      << follower->output();
+  EXPECT_TRUE(follower->running()) << follower->output();
+  EXPECT_EQ(send.wait(), 0) << send.output();
+  follower->kill(SIGTERM);
+  EXPECT_EQ(follower->wait(), 0) << follower->output();
+  expect_unchanged(before);
+}
+
+TEST_F(FollowTest, ABalanceUnderACycleChangesNothing) {
+  random_tree("d", 16, kFile);
+  auto follower = start();
+  ASSERT_TRUE(waiting_after(1)) << follower->output();
+  arrive("d", "d2");
+  const auto before = state();
+  injected();
+  Child balance({"/bin/sh", "-c", "btrfs balance start -d " + shell_quote(path(""))},
+                fs().image_file() + ".balance");
+  EXPECT_EQ(balance.wait(), 0) << balance.output();
+  ASSERT_TRUE(wait_until([&] { return shared("d2/f1") && shared("d2/f16"); }, 60))
+      << follower->output();
+  follower->kill(SIGTERM);
+  EXPECT_EQ(follower->wait(), 0) << follower->output();
+  expect_unchanged(before);
+  std::string report;
+  EXPECT_TRUE(fs().check_unmounted(&report)) << report;
+}
+
+class FollowFullDiskTest : public FollowTest {
+ protected:
+  // Mixed block groups: filled with data, no room is left for a dedupe's references.
+  ImageOptions image_options() const override {
+    ImageOptions o;
+    o.size_bytes = 128ULL << 20;
+    o.mkfs_args = {"--mixed"};
+    return o;
+  }
+};
+
+TEST_F(FollowFullDiskTest, AFullDiskLeavesItRunningAndItDedupesOnceThereIsRoom) {
+  sh("cd " + shell_quote(path("")) +
+     " && mkdir d && for i in $(seq 1 100); do head -c 16384 /dev/urandom > d/f$i; done && sync");
+  auto follower = start();
+  ASSERT_TRUE(waiting_after(1)) << follower->output();
+  arrive("d", "d2");
+  const auto r = run_command("head -c 256M /dev/zero > " + shell_quote(path("fill")) + "; sync");
+  ASSERT_TRUE(has(r.output, "No space left on device")) << r.output;
+  injected();
+  const auto before = state("", [](const std::string& p) { return p == "fill"; });
+  // The cycle meets ENOSPC; the follower goes on.
+  ASSERT_TRUE(wait_until([&] { return status().cycles >= 2 && status().state == "waiting"; }))
+      << follower->output();
+  EXPECT_TRUE(follower->running()) << follower->output();
+  sh("rm " + shell_quote(path("fill")) + " && sync");
+  follower->kill(SIGHUP);
+  EXPECT_TRUE(wait_until([&] { return shared("d2/f1") && shared("d2/f100"); }, 40))
+      << follower->output();
+  follower->kill(SIGTERM);
+  EXPECT_EQ(follower->wait(), 0) << follower->output();
+  expect_unchanged(before, "", [](const std::string& p) { return p == "fill"; });
+}
+
+}  // namespace
+}  // namespace btrdedupe::test

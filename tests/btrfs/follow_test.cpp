@@ -1,0 +1,121 @@
+// btrdedupe --follow on real btrfs: data that arrives is deduped once it settles, its status
+// is what it did, and it stops cleanly (SIGTERM) or leaves a hashfile the next start uses
+// (SIGKILL). Each test checks that no file's content or mtime changed.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include "tests/btrfs/follow_fixture.h"
+
+namespace btrdedupe::test {
+namespace {
+
+constexpr size_t kFile = 1 << 20;
+
+TEST_F(FollowTest, ACopyThatArrivesIsDedupedAndSIGTERMStopsItCleanly) {
+  random_tree("d", 8, kFile);
+  auto follower = start();
+  ASSERT_TRUE(waiting_after(1)) << follower->output();
+  EXPECT_EQ(status().bytes_freed, 0u);
+  EXPECT_EQ(status().files_read, 8u);   // the first pass
+  const uint64_t used_before = data_used();
+
+  arrive("d", "d2");
+  const auto before = state();
+  const uint64_t arrived = data_used() - used_before;
+  EXPECT_GE(arrived, 8 * kFile);
+  ASSERT_TRUE(wait_until([&] { return status().bytes_freed >= 8 * kFile; }))
+      << follower->output();
+  ASSERT_TRUE(waiting_after(2)) << follower->output();
+  EXPECT_TRUE(shared("d2/f1"));
+  EXPECT_TRUE(shared("d2/f8"));
+  // The figure it prints is what btrfs says.
+  EXPECT_EQ(data_used(), used_before + arrived - status().bytes_freed);
+  EXPECT_EQ(status().files_read, 16u);   // each copy read once, none again once deduped
+
+  const auto running = follow_status();
+  EXPECT_EQ(running.exit_code, 0) << running.output;
+  EXPECT_TRUE(has(running.output, "running, pid " + std::to_string(follower->pid())))
+      << running.output;
+  EXPECT_TRUE(has(running.output, "waiting for a change")) << running.output;
+  const auto json = follow_status("--json");
+  EXPECT_EQ(json.exit_code, 0);
+  const auto parsed = follow_status_from_json(json.output);
+  ASSERT_TRUE(parsed) << json.output;
+  EXPECT_EQ(parsed->bytes_freed, status().bytes_freed);
+
+  follower->kill(SIGTERM);
+  EXPECT_EQ(follower->wait(), 0) << follower->output();
+  EXPECT_TRUE(has(follower->output(), "cycle ")) << follower->output();
+  const auto stopped = follow_status();
+  EXPECT_EQ(stopped.exit_code, 3) << stopped.output;
+  EXPECT_TRUE(has(stopped.output, "stopped (stopped on a signal)")) << stopped.output;
+  // Each cycle is a run in the hashfile's history.
+  const auto history = btrdedupe("--history --hashfile=" + shell_quote(hashfile()));
+  EXPECT_EQ(history.exit_code, 0) << history.output;
+  expect_unchanged(before);
+}
+
+TEST_F(FollowTest, AFileStillBeingWrittenWaitsUntilItSettles) {
+  random_tree("d", 2, kFile);
+  auto follower = start({"--settle=6"});
+  ASSERT_TRUE(waiting_after(1)) << follower->output();
+  arrive("d", "d2");
+  const auto before = state();
+  // SIGHUP: a cycle now, while the copy is younger than --settle.
+  follower->kill(SIGHUP);
+  ASSERT_TRUE(wait_until([&] { return status().files_settling >= 2; }, 10))
+      << follower->output();
+  EXPECT_FALSE(shared("d2/f1"));
+  // The mtimes cp -a kept are old; what waits is the change (ctime) just made.
+  ASSERT_TRUE(wait_until([&] { return status().bytes_freed >= 2 * kFile; }, 40))
+      << follower->output();
+  EXPECT_EQ(status().files_settling, 0u);
+  EXPECT_TRUE(shared("d2/f1"));
+  EXPECT_TRUE(shared("d2/f2"));
+  follower->kill(SIGTERM);
+  EXPECT_EQ(follower->wait(), 0) << follower->output();
+  expect_unchanged(before);
+}
+
+TEST_F(FollowTest, AFollowerKilledWithSIGKILLLeavesAHashfileTheNextStartUses) {
+  random_tree("d", 40, 256 << 10);
+  {
+    auto follower = start();
+    ASSERT_TRUE(waiting_after(1)) << follower->output();
+    arrive("d", "d2");
+    // Killed while its cycle reads and dedupes the copy, or just before.
+    ASSERT_TRUE(wait_until([&] { return status().state == "cycle"; }, 20))
+        << follower->output();
+    follower->kill(SIGKILL);
+    EXPECT_EQ(follower->wait(), -SIGKILL);
+    killed_run();
+  }
+  const auto killed = follow_status();
+  EXPECT_EQ(killed.exit_code, 3) << killed.output;
+  EXPECT_TRUE(has(killed.output, "killed: pid")) << killed.output;
+  const auto before = state();
+
+  auto follower = start();
+  ASSERT_TRUE(waiting_after(1)) << follower->output();
+  // The first pass of the new start reads only what the killed one had not recorded.
+  EXPECT_LE(status().files_read, 40u) << follower->output();
+  EXPECT_TRUE(wait_until([&] { return shared("d2/f40") && shared("d2/f1"); }, 30));
+  follower->kill(SIGTERM);
+  EXPECT_EQ(follower->wait(), 0) << follower->output();
+  expect_unchanged(before);
+}
+
+TEST_F(FollowTest, NothingArrivingMeansNoCycles) {
+  random_tree("d", 4, kFile);
+  auto follower = start();
+  ASSERT_TRUE(waiting_after(1)) << follower->output();
+  std::this_thread::sleep_for(std::chrono::seconds(6));
+  EXPECT_EQ(status().cycles, 1u) << follower->output();
+  EXPECT_EQ(status().last_change_seen, 0);
+  follower->kill(SIGINT);
+  EXPECT_EQ(follower->wait(), 0) << follower->output();
+}
+
+}  // namespace
+}  // namespace btrdedupe::test
