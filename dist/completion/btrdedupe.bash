@@ -7,7 +7,8 @@ _btrdedupe() {
   local opts="-d --dedupe -r --recursive --dry-run --exclude --min-size --dedupe-options
     --fdupes -b --blocksize --io-threads --hashfile -h --human -q --quiet -v --verbose --debug
     --json --progress --help --version -B --batchsize --cpu-threads --skip-zeroes -A -x
-    --subvol --exclude-subvol --all-subvols --dedupe-readonly --list-subvols"
+    --subvol --exclude-subvol --all-subvols --dedupe-readonly --list-subvols --max-runtime
+    --follow --settle --poll-interval --stall-limit --no-yield --max-read-rate --status"
   case $prev in
     --hashfile)
       COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
@@ -20,7 +21,11 @@ _btrdedupe() {
       return 0 ;;
     -b|--blocksize|--min-size)
       COMPREPLY=($(compgen -W "4K 64K 128K 1M" -- "$cur")); return 0 ;;
-    --exclude|--io-threads|--cpu-threads|-B|--batchsize)
+    --settle|--poll-interval|--max-runtime)
+      COMPREPLY=($(compgen -W "30s 5m 1h" -- "$cur")); return 0 ;;
+    --max-read-rate)
+      COMPREPLY=($(compgen -W "10M 50M 200M" -- "$cur")); return 0 ;;
+    --exclude|--io-threads|--cpu-threads|-B|--batchsize|--stall-limit)
       return 0 ;;
   esac
   case $cur in

@@ -544,6 +544,25 @@ TEST(CliDist, SystemdUnitsVerify) {
   EXPECT_EQ(r.output, "");
 }
 
+TEST(CliDist, FollowServiceVerifies) {
+  if (run_command("command -v systemd-analyze").exit_code != 0)
+    GTEST_SKIP() << "systemd-analyze is not installed";
+  const std::string unit = build_dir() + "/dist/btrdedupe-follow@.service";
+  const std::string text = read_file(unit);
+  EXPECT_NE(text.find("btrdedupe --follow --hashfile=/var/lib/btrdedupe/%i.hash"),
+            std::string::npos);
+  for (const char* line : {"Type=simple\n", "ExecReload=/bin/kill -HUP $MAINPID\n",
+                           "EnvironmentFile=/etc/btrdedupe/%i.conf\n", "Restart=on-failure\n",
+                           "IOSchedulingClass=idle\n"})
+    EXPECT_NE(text.find(line), std::string::npos) << line;
+  const auto r = run_command(
+      "d=$(mktemp -d) && sed 's|^ExecStart=[^ ]*/btrdedupe |ExecStart=" + std::string(BTRDEDUPE_BINARY) +
+      " |' " + shell_quote(unit) + " > \"$d/btrdedupe-follow@.service\" && cd \"$d\" && "
+      "systemd-analyze verify --man=no ./btrdedupe-follow@share.service; rc=$?; rm -r \"$d\"; exit $rc");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "");
+}
+
 TEST(CliDist, BashCompletion) {
   const std::string script = std::string(BTRDEDUPE_FIXTURES_DIR) + "/../dist/completion/btrdedupe.bash";
   auto complete = [&](const std::string& words) {
@@ -561,10 +580,13 @@ TEST(CliDist, BashCompletion) {
   // Every option of --help can be completed.
   const auto help = run_command(std::string(BTRDEDUPE_BINARY) + " --help").output;
   for (const char* opt : {"--dedupe", "--recursive", "--exclude", "--fdupes", "--json", "--progress",
-                          "--hashfile", "--min-size", "--io-threads", "--cpu-threads", "--batchsize"}) {
+                          "--hashfile", "--min-size", "--io-threads", "--cpu-threads", "--batchsize",
+                          "--follow", "--settle", "--poll-interval", "--stall-limit", "--no-yield",
+                          "--max-read-rate", "--status", "--max-runtime"}) {
     EXPECT_NE(help.find(opt), std::string::npos) << opt;
     EXPECT_NE(complete(opt).find(opt), std::string::npos) << opt;
   }
+  EXPECT_EQ(complete("--max-read-rate 5"), "50M\n");
   const std::string zsh = std::string(BTRDEDUPE_FIXTURES_DIR) + "/../dist/completion/_btrdedupe";
   EXPECT_EQ(read_file(zsh).rfind("#compdef btrdedupe\n", 0), 0u);
 }
