@@ -2,6 +2,9 @@
 // shared by full, incremental and windowed runs, and the digest of a scan's states.
 #include "src/catalog/catalog_file_state.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "src/read/hash_mix.h"
 
 namespace btrdedupe::catalog_state {
@@ -33,6 +36,15 @@ std::unordered_map<uint64_t, FileStateDigest> file_states(const ScanResult& scan
     d.xored ^= mix64(h + 0x9E3779B97F4A7C15ULL);
   }
   return out;
+}
+
+std::optional<int64_t> unsettled_until(const btrfs::InodeItem& item, double settle_seconds,
+                                       int64_t now) {
+  if (settle_seconds <= 0) return std::nullopt;
+  const int64_t changed = std::max(item.ctime.sec, item.mtime.sec);
+  const int64_t settles = changed + static_cast<int64_t>(std::ceil(settle_seconds));
+  if (settles <= now) return std::nullopt;
+  return settles;
 }
 
 }  // namespace btrdedupe::catalog_state

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 
 #include "btrfs/items.h"
@@ -15,5 +16,9 @@ namespace btrdedupe::catalog_state {
 bool same_state(const CatalogFile& row, const ScannedFile& f);
 bool same_state(const CatalogFile& row, const btrfs::InodeItem& item);
 std::unordered_map<uint64_t, FileStateDigest> file_states(const ScanResult& scan);
+// When a file changed at `item`'s ctime or mtime (the later) settles: `settle_seconds`
+// after it, whole seconds up. nullopt when it has settled by `now` (or settle is 0).
+std::optional<int64_t> unsettled_until(const btrfs::InodeItem& item, double settle_seconds,
+                                       int64_t now);
 
 }  // namespace btrdedupe::catalog_state

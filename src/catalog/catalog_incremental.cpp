@@ -2,7 +2,6 @@
 // docs/hashfile.md): find what changed from the leaves written since the recorded
 // generations; the changed files' catalogued twins are in catalog_twins.cpp.
 #include <algorithm>
-#include <cmath>
 #include <ctime>
 
 #include "btrfs/tree_search.h"
@@ -143,12 +142,10 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult
 // is final until it changes again).
 bool CatalogSession::left_to_settle(uint64_t subvolume, const btrfs::InodeItem& item,
                                     int64_t now) {
-  if (settle_seconds_ <= 0) return false;
-  const int64_t changed = std::max(item.ctime.sec, item.mtime.sec);
-  const auto settles = changed + static_cast<int64_t>(std::ceil(settle_seconds_));
-  if (settles <= now) return false;
+  const auto settles = catalog_state::unsettled_until(item, settle_seconds_, now);
+  if (!settles) return false;
   ++files_settling_;
-  settled_at_ = std::max(settled_at_, settles);
+  settled_at_ = std::max(settled_at_, *settles);
   auto [floor, added] = settling_floor_.try_emplace(subvolume, item.transid - 1);
   if (!added) floor->second = std::min(floor->second, item.transid - 1);
   return true;
