@@ -19,7 +19,7 @@ FollowOptions follow_options(const CliOptions& o) {
   f.timing.poll = o.poll_interval;
   f.yield.stall_limit = o.stall_limit;
   f.yield.max_read_rate = o.max_read_rate;
-  f.yield_to_others = o.yield;
+  f.yield.watch_stalls = o.yield;
   f.cycle_runtime = o.max_runtime;
   f.quiet = o.quiet;
   return f;
@@ -54,7 +54,7 @@ int run_follow(const CliOptions& o, JobOptions job, FollowSignals signals, Progr
     return kExitError;
   }
   const FollowOptions options = follow_options(o);
-  if (options.yield_to_others)
+  if (options.yield.watch_stalls)
     if (const auto missed = take_idle_priority(); !missed.empty() && !o.quiet)
       std::fprintf(stderr, "btrdedupe: note: could not take idle priority (%s)\n", missed.c_str());
   leave_out_hashfile(job, job.hashfile);

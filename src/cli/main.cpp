@@ -38,6 +38,7 @@ extern "C" void on_stop_signal(int sig) {
   g_signal = sig;
   g_stop.store(true);
   g_cycle_stop.store(true);
+  btrdedupe::wake_sleepers();
   static const char msg[] =
       "\nbtrdedupe: stopping after the dedupe rounds under way (signal again to abort now)\n";
   const ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof msg - 1);
@@ -53,7 +54,10 @@ void install_stop_handlers() {
   ::sigaction(SIGTERM, &sa, nullptr);
 }
 
-extern "C" void on_wake_signal(int) { g_wake.store(true); }
+extern "C" void on_wake_signal(int) {
+  g_wake.store(true);
+  btrdedupe::wake_sleepers();
+}
 
 void install_wake_handler() {
   struct sigaction sa {};
@@ -240,6 +244,7 @@ int main(int argc, char** argv) {
   }
   job.exclude_patterns = o.exclude;
 
+  if (o.follow) steady_clock();  // its wake-up fd, before a handler may write to it
   install_stop_handlers();
   job.stop = &g_stop;
   Progress progress(o.progress, o.quiet);

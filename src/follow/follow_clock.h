@@ -14,7 +14,12 @@ class FollowClock {
   virtual void sleep(double seconds, const std::atomic<bool>* wake = nullptr) = 0;
 };
 
-// The machine's steady clock; sleep() looks at `wake` every 100 ms.
+// The machine's steady clock. Its sleep() ends early at wake_sleepers() (the caller then
+// looks at its flags again), and the first call must come before any signal handler that
+// calls wake_sleepers() is installed.
 FollowClock& steady_clock();
+
+// Async-signal-safe: ends steady_clock()'s sleeps under way (one of them, at least).
+void wake_sleepers();
 
 }  // namespace btrdedupe

@@ -58,7 +58,7 @@ class Follower {
     while (!signals_.stop.load()) {
       const NextStep step = schedule_.next(clock_.now());
       if (step.run_cycle) {
-        if (o_.yield_to_others) pace_.wait_for_quiet();
+        pace_.wait_for_quiet();
         if (signals_.stop.load()) break;
         if (auto ended = cycle("cycle", o_.timing.settle)) return *ended;
       } else if (auto ended = wait(step)) {
@@ -117,7 +117,7 @@ class Follower {
     JobOptions o = job_;
     o.settle_seconds = settle;
     o.stop = &signals_.cycle_stop;
-    if (o_.yield_to_others || o_.yield.max_read_rate) o.pace = &pace_;
+    if (o_.yield.watch_stalls || o_.yield.max_read_rate) o.pace = &pace_;
     if (!signals_.stop.load()) signals_.cycle_stop = false;
     pace_.start_cycle();
     const RunDeadline deadline(o_.cycle_runtime, signals_.cycle_stop);

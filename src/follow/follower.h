@@ -22,7 +22,6 @@ namespace btrdedupe {
 struct FollowOptions {
   FollowTiming timing;
   YieldRules yield;
-  bool yield_to_others = true;  // pause rounds for others' stalls (--no-yield: never)
   double cycle_runtime = 0;     // --max-runtime: a time box for each cycle; 0: none
   bool quiet = false;           // no line per cycle
 };

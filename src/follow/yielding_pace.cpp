@@ -34,6 +34,7 @@ void YieldingPace::keep_rate(uint64_t bytes) {
 }
 
 void YieldingPace::look_at_stalls() {
+  if (!rules_.watch_stalls) return;
   const double t = clock_.now();
   if (!last_) {
     last_ = stalls_.read();
@@ -53,6 +54,7 @@ void YieldingPace::look_at_stalls() {
 }
 
 void YieldingPace::wait_for_quiet() {
+  if (!rules_.watch_stalls) return;
   if (wait_while_stalled()) look_every_ = rules_.look_every;
   last_.reset();
 }

@@ -17,6 +17,7 @@
 namespace btrdedupe {
 
 struct YieldRules {
+  bool watch_stalls = true;    // pause for others' stalls at all (--no-yield: never)
   double stall_limit = 0.2;    // pause while others stall this share of the time (0..1)
   double look_every = 5;       // seconds of rounds between two looks at the stalls
   double look_every_max = 40;  // the longest, once looks found only our own stalls

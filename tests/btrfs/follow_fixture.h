@@ -21,12 +21,17 @@ class FollowTest : public ReliabilityTest {
   std::string output_file() const { return fs().image_file() + ".follow-out"; }
 
   // A follower of the whole filesystem; settles and polls each second unless `extra` says.
-  std::unique_ptr<Child> start(const std::vector<std::string>& extra = {}) {
+  // It does not yield to others' stalls unless `yield`: tests running beside it (ctest -j)
+  // would hold it back for as long as they run.
+  std::unique_ptr<Child> start(const std::vector<std::string>& extra = {}, bool yield = false) {
     std::vector<std::string> argv{BTRDEDUPE_BINARY, "--follow", "--hashfile=" + hashfile(),
                                   "--settle=1", "--poll-interval=1"};
+    if (!yield) argv.push_back("--no-yield");
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.push_back(path(""));
-    return std::make_unique<Child>(argv, output_file());
+    auto child = std::make_unique<Child>(argv, output_file());
+    pid_ = child->pid();
+    return child;
   }
   // The status file as the follower last wrote it (a default one before it did).
   FollowStatus status() const {
@@ -43,11 +48,12 @@ class FollowTest : public ReliabilityTest {
     }
     return done();
   }
-  // The follower finished `cycles` runs and waits for a change.
+  // The follower started last finished `cycles` runs and waits for a change.
   bool waiting_after(uint64_t cycles, double seconds = 60) {
     return wait_until([&] {
       const auto s = status();
-      return s.state == "waiting" && s.cycles >= cycles && s.waiting_for == "a change";
+      return s.pid == pid_ && s.state == "waiting" && s.cycles >= cycles &&
+             s.waiting_for == "a change";
     }, seconds);
   }
   // btrdedupe --status (stdout and stderr).
@@ -79,6 +85,9 @@ class FollowTest : public ReliabilityTest {
   static bool has(const std::string& text, const std::string& what) {
     return text.find(what) != std::string::npos;
   }
+
+ private:
+  pid_t pid_ = 0;   // of the follower started last
 };
 
 }  // namespace btrdedupe::test

@@ -14,7 +14,7 @@ constexpr size_t kFile = 1 << 20;
 
 TEST_F(FollowTest, ACopyThatArrivesIsDedupedAndSIGTERMStopsItCleanly) {
   random_tree("d", 8, kFile);
-  auto follower = start();
+  auto follower = start({}, true);
   ASSERT_TRUE(waiting_after(1)) << follower->output();
   EXPECT_EQ(status().bytes_freed, 0u);
   EXPECT_EQ(status().files_read, 8u);   // the first pass
@@ -80,17 +80,26 @@ TEST_F(FollowTest, AFileStillBeingWrittenWaitsUntilItSettles) {
 
 TEST_F(FollowTest, AFollowerKilledWithSIGKILLLeavesAHashfileTheNextStartUses) {
   random_tree("d", 40, 256 << 10);
-  {
-    auto follower = start();
-    ASSERT_TRUE(waiting_after(1)) << follower->output();
-    arrive("d", "d2");
-    // Killed while its cycle reads and dedupes the copy, or just before.
-    ASSERT_TRUE(wait_until([&] { return status().state == "cycle"; }, 20))
+  arrive("d", "d1");
+  // Killed in its first pass, then in cycles deduping a copy (at a few points of them),
+  // each time started again on the same hashfile.
+  // --max-read-rate makes each dedupe take seconds: the kills land inside them.
+  auto kill_when = [&](const char* state, int after_ms, const std::string& copy) {
+    auto follower = start({"--max-read-rate=2M"});
+    if (!copy.empty()) {
+      ASSERT_TRUE(waiting_after(1)) << follower->output();
+      arrive("d", copy);
+    }
+    ASSERT_TRUE(wait_until([&] { return status().state == state &&
+                                        status().pid == follower->pid(); }, 30))
         << follower->output();
+    std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
     follower->kill(SIGKILL);
     EXPECT_EQ(follower->wait(), -SIGKILL);
     killed_run();
-  }
+  };
+  kill_when("first pass", 200, "");
+  for (int i = 0; i < 3; ++i) kill_when("cycle", 200 + 1500 * i, "d" + std::to_string(i + 2));
   const auto killed = follow_status();
   EXPECT_EQ(killed.exit_code, 3) << killed.output;
   EXPECT_TRUE(has(killed.output, "killed: pid")) << killed.output;
@@ -100,10 +109,14 @@ TEST_F(FollowTest, AFollowerKilledWithSIGKILLLeavesAHashfileTheNextStartUses) {
   ASSERT_TRUE(waiting_after(1)) << follower->output();
   // The first pass of the new start reads only what the killed one had not recorded.
   EXPECT_LE(status().files_read, 40u) << follower->output();
-  EXPECT_TRUE(wait_until([&] { return shared("d2/f40") && shared("d2/f1"); }, 30));
+  for (const char* copy : {"d1", "d2", "d3", "d4"})
+    EXPECT_TRUE(wait_until([&] { return shared(std::string(copy) + "/f40") &&
+                                        shared(std::string(copy) + "/f1"); }, 30)) << copy;
   follower->kill(SIGTERM);
   EXPECT_EQ(follower->wait(), 0) << follower->output();
   expect_unchanged(before);
+  std::string report;
+  EXPECT_TRUE(fs().check_unmounted(&report)) << report;
 }
 
 TEST_F(FollowTest, NothingArrivingMeansNoCycles) {

@@ -212,7 +212,7 @@ TEST(Follower, SighupRunsACycleAtOnce) {
 
 TEST(Follower, NoYieldAndNoRateCapRunsRoundsWithoutAPace) {
   Follow f;
-  f.options.yield_to_others = false;
+  f.options.yield.watch_stalls = false;
   f.at = [&](double t) {
     if (t >= 1030 && f.world.generation == 10) f.world.generation = 11;
     f.stop = t >= 1100;

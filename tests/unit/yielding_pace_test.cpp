@@ -111,5 +111,18 @@ TEST(YieldingPace, WithoutPressureInformationItNeverPauses) {
   EXPECT_EQ(pace.figures().pauses, 0u);
 }
 
+TEST(YieldingPace, NotWatchingStallsItOnlyKeepsTheRate) {
+  FakeMachine m;
+  m.others = [](double) { return 1.0; };
+  YieldRules rules;
+  rules.watch_stalls = false;   // --no-yield --max-read-rate=10M
+  rules.max_read_rate = 10 * kMiB;
+  YieldingPace pace(rules, m, m, nullptr);
+  pace.wait_for_quiet();
+  for (int i = 0; i < 3; ++i) pace.before_round(10 * kMiB);
+  EXPECT_NEAR(m.now() - 1000, 2.0, 0.06);
+  EXPECT_EQ(pace.figures().pauses, 0u);
+}
+
 }  // namespace
 }  // namespace btrdedupe
