@@ -14,6 +14,7 @@
 #include "btrfs/fd.h"
 #include "btrfs/fs_info.h"
 #include "btrfs/space_reservations.h"
+#include "src/run/heap_release.h"
 #include "src/run/job.h"
 
 namespace btrdedupe {
@@ -51,7 +52,13 @@ class SystemFollowWorld final : public FollowWorld {
     if (fd) ::syncfs(fd->get());
   }
 
-  JobReport run(const JobOptions& options) override { return run_job(options, progress_); }
+  // A follower waits far longer than it runs: what a cycle freed goes back to the system
+  // rather than staying resident until the next one.
+  JobReport run(const JobOptions& options) override {
+    JobReport report = run_job(options, progress_);
+    release_free_heap();
+    return report;
+  }
 
   void publish(const FollowStatus& status) override {
     if (auto ok = write_follow_status(status_path_, status); !ok && !warned_) {
