@@ -49,18 +49,21 @@ TEST_F(FollowTest, SubvolumesDeletedAndSnapshotsMadeWhileItRuns) {
   sh("cd " + shell_quote(path("")) + " && btrfs -q subvolume create a && btrfs -q subvolume "
      "create b");
   random_tree("a", 6, kFile);
-  auto follower = start();
+  // --max-read-rate: a cycle takes seconds, long enough to delete a subvolume inside it.
+  auto follower = start({"--max-read-rate=2M"});
   ASSERT_TRUE(waiting_after(1)) << follower->output();
   // A new subvolume with a copy joins; a read-only snapshot of it is a source only.
   sh("cd " + shell_quote(path("")) + " && btrfs -q subvolume create c && cp -a "
      "--reflink=never a/. c/ && btrfs -q subvolume snapshot -r a snap && sync");
-  ASSERT_TRUE(wait_until([&] { return shared("c/f1") && shared("c/f6"); }, 40))
-      << follower->output();
-  ASSERT_TRUE(waiting_after(2)) << follower->output();
-  // A subvolume goes while more data arrives in another.
+  ASSERT_TRUE(wait_until([&] { return status().state == "cycle"; }, 20)) << follower->output();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   injected();
-  sh("cd " + shell_quote(path("")) + " && btrfs -q subvolume delete c && cp -a "
-     "--reflink=never a/. b/ && sync");
+  sh("btrfs -q subvolume delete " + shell_quote(path("c")));
+  ASSERT_TRUE(waiting_after(2)) << follower->output();
+  ASSERT_TRUE(follower->running()) << follower->output();
+  // More data arrives in another subvolume: the follower goes on.
+  arrive("a/f1", "b/f1");
+  arrive("a/f6", "b/f6");
   ASSERT_TRUE(wait_until([&] { return shared("b/f1") && shared("b/f6"); }, 40))
       << follower->output();
   ASSERT_TRUE(follower->running()) << follower->output();
@@ -96,14 +99,16 @@ TEST_F(FollowTest, ASendInProgressDoesNotStopIt) {
   expect_unchanged(before);
 }
 
-TEST_F(FollowTest, ABalanceUnderACycleChangesNothing) {
+TEST_F(FollowTest, ABalanceAndAScrubUnderACycleChangeNothing) {
   random_tree("d", 16, kFile);
-  auto follower = start();
+  auto follower = start({"--max-read-rate=8M"});
   ASSERT_TRUE(waiting_after(1)) << follower->output();
   arrive("d", "d2");
   const auto before = state();
-  injected();
-  Child balance({"/bin/sh", "-c", "btrfs balance start -d " + shell_quote(path(""))},
+  ASSERT_TRUE(wait_until([&] { return status().state == "cycle"; }, 20)) << follower->output();
+  injected(2);
+  Child balance({"/bin/sh", "-c", "btrfs balance start --full-balance " + shell_quote(path("")) +
+                                      " && btrfs scrub start -B " + shell_quote(path(""))},
                 fs().image_file() + ".balance");
   EXPECT_EQ(balance.wait(), 0) << balance.output();
   ASSERT_TRUE(wait_until([&] { return shared("d2/f1") && shared("d2/f16"); }, 60))

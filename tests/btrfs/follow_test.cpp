@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <sstream>
+
 #include "tests/btrfs/follow_fixture.h"
 
 namespace btrdedupe::test {
@@ -128,6 +131,37 @@ TEST_F(FollowTest, NothingArrivingMeansNoCycles) {
   EXPECT_EQ(status().last_change_seen, 0);
   follower->kill(SIGINT);
   EXPECT_EQ(follower->wait(), 0) << follower->output();
+}
+
+TEST_F(FollowTest, ProgressJsonCarriesEachChangeOfStatus) {
+  random_tree("d", 2, kFile);
+  auto follower = start({"--progress=json"});
+  ASSERT_TRUE(waiting_after(1)) << follower->output();
+  arrive("d", "d2");
+  ASSERT_TRUE(wait_until([&] { return status().cycles_with_changes >= 2; })) << follower->output();
+  ASSERT_TRUE(waiting_after(2)) << follower->output();
+  follower->kill(SIGTERM);
+  EXPECT_EQ(follower->wait(), 0);
+  // One line per change: the first pass, waits, the cycle, the stop; the cycles' own
+  // progress events between them.
+  std::vector<FollowStatus> events;
+  std::istringstream lines(follower->output());
+  for (std::string line; std::getline(lines, line);) {
+    const std::string head = "{\"event\":\"follow\",\"status\":";
+    if (line.rfind(head, 0) != 0) continue;
+    auto s = follow_status_from_json(line.substr(head.size(), line.size() - head.size() - 1));
+    ASSERT_TRUE(s) << line;
+    events.push_back(*s);
+  }
+  ASSERT_GE(events.size(), 4u) << follower->output();
+  EXPECT_EQ(events.front().state, "first pass");
+  EXPECT_EQ(events.back().state, "stopped");
+  EXPECT_EQ(events.back().bytes_freed, status().bytes_freed);
+  EXPECT_GE(events.back().bytes_freed, 2 * kFile);
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(),
+                          [](const FollowStatus& s) { return s.state == "cycle"; }));
+  EXPECT_TRUE(has(follower->output(), "{\"event\":\"phase\",\"phase\":\"dedupe\""))
+      << follower->output();
 }
 
 }  // namespace
