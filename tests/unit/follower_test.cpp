@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <functional>
 #include <vector>
 
@@ -237,6 +239,28 @@ TEST(Follower, PrintsALinePerCycleThatReadChanges) {
   ASSERT_NE(std::fgets(line, sizeof line, f.out), nullptr);
   EXPECT_THAT(line, HasSubstr("cycle 2: 3 files read"));
   EXPECT_EQ(std::fgets(line, sizeof line, f.out), nullptr);   // the first pass read none
+}
+
+TEST(Follower, MaxRuntimeEndsACycleNotTheFollower) {
+  Follow f;
+  f.options.cycle_runtime = 0.05;   // real seconds: RunDeadline is a timer thread
+  std::vector<bool> stopped;
+  f.world.answer = [&](int) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    const std::atomic<bool>* stop = f.world.runs.back().stop;
+    while (!stop->load() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    stopped.push_back(stop->load());
+    return CycleResult{.files_read = 1};
+  };
+  f.at = [&](double t) {
+    if (t >= 1030 && f.world.generation == 10) f.world.generation = 11;
+    f.stop = t >= 1100;
+  };
+  EXPECT_EQ(f.run(), kExitOk);
+  ASSERT_GE(stopped.size(), 2u);
+  EXPECT_TRUE(stopped[0]);   // the first pass's time box ended it...
+  EXPECT_TRUE(stopped[1]);   // ...and the next cycle got a time box of its own
 }
 
 }  // namespace
