@@ -7,8 +7,8 @@
 #include <optional>
 #include <utility>
 
-#include "src/cli/cli_options.h"
 #include "src/report/byte_size.h"
+#include "src/report/exit_codes.h"
 #include "src/run/run_deadline.h"
 
 namespace btrdedupe {

@@ -3,6 +3,8 @@
 
 #include <cerrno>
 
+#include "src/report/exit_codes.h"
+
 namespace btrdedupe {
 
 namespace {
@@ -15,16 +17,16 @@ bool refused_for_what_the_file_is(int code) {
 }  // namespace
 
 int JobReport::exit_code() const {
-  if (!path_errors.empty()) return 1;
+  if (!path_errors.empty()) return kExitError;
   bool skipped = false;
   for (const auto& fs : filesystems) {
-    if (!fs.error.empty() || fs.fingerprints.read_errors) return 1;
+    if (!fs.error.empty() || fs.fingerprints.read_errors) return kExitError;
     for (const auto& [code, ranges] : fs.dedupe.errors_by_code)
-      if (ranges && !refused_for_what_the_file_is(code)) return 1;
+      if (ranges && !refused_for_what_the_file_is(code)) return kExitError;
     if (fs.dedupe.ranges_failed || fs.dedupe.ranges_changed || fs.dedupe.ranges_differ)
       skipped = true;
   }
-  return skipped ? 3 : 0;
+  return skipped ? kExitSkipped : kExitOk;
 }
 
 int64_t JobReport::duperemove_net_change() const {

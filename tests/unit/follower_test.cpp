@@ -5,11 +5,11 @@
 
 #include <chrono>
 #include <cstdio>
-#include <thread>
 #include <functional>
+#include <thread>
 #include <vector>
 
-#include "src/cli/cli_options.h"
+#include "src/report/exit_codes.h"
 #include "unit/fake_follow_machine.h"
 
 namespace btrdedupe {
