@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <unordered_set>
 #include <utility>
 
 #include "src/follow/system_follow_world.h"
@@ -25,22 +26,29 @@ FollowOptions follow_options(const CliOptions& o) {
   return f;
 }
 
-// The hashfile and its status, journal and temporary files, by absolute path.
-std::string absolute(const std::string& path) {
+std::string canonical(const std::string& path) {
   std::error_code error;
   auto p = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
   return error ? path : p.string();
 }
 
 // A hashfile inside the followed tree changes with every cycle it records: left out, so
-// that recording a cycle is never a change for the next one.
+// that recording a cycle is never a change for the next one. The scan asks for every file:
+// only a name the hashfile's files can have costs a path lookup.
 void leave_out_hashfile(JobOptions& job, const std::string& hashfile) {
-  const std::string own = absolute(hashfile);
+  const std::string own = canonical(hashfile);
+  const std::string base = std::filesystem::path(own).filename().string();
+  std::unordered_set<std::string> names;
+  for (const char* suffix : {"", "-journal", "-wal", "-shm", ".follow", ".follow.new"})
+    names.insert(base + suffix);
   auto earlier = std::move(job.exclude);
-  job.exclude = [own, earlier](const std::string& root, const std::string& relative) {
+  job.exclude = [own, base, names, earlier](const std::string& root, const std::string& relative) {
     if (earlier && earlier(root, relative)) return true;
-    const std::string full = absolute(root) + "/" + relative;
-    return full.compare(0, own.size(), own) == 0;  // FILE, FILE-journal, FILE.follow, ...
+    const auto slash = relative.rfind('/');
+    const std::string name = slash == std::string::npos ? relative : relative.substr(slash + 1);
+    if (!names.count(name)) return false;
+    const std::string dir = slash == std::string::npos ? root : root + "/" + relative.substr(0, slash);
+    return canonical(dir) + "/" + base == own;
   };
 }
 
