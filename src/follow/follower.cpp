@@ -9,6 +9,7 @@
 
 #include "src/report/byte_size.h"
 #include "src/report/exit_codes.h"
+#include "src/report/text_report.h"
 #include "src/run/run_deadline.h"
 
 namespace btrdedupe {
@@ -74,7 +75,7 @@ class Follower {
     if (status_.state != "waiting" || status_.waiting_for != step.waiting_for) {
       status_.state = "waiting";
       status_.waiting_for = step.waiting_for;
-      world_.publish(status_);
+      if (auto gone = publish_own()) return gone;
     }
     const double left = step.look_at - clock_.now();
     if (left > 0) clock_.sleep(left, &signals_.wake);
@@ -85,6 +86,19 @@ class Follower {
     const auto before = schedule_.last_change();
     schedule_.observe(clock_.now(), *marks);
     if (schedule_.last_change() != before) status_.last_change_seen = world_.unix_now();
+    return std::nullopt;
+  }
+
+  // The status, written where the hashfile lies: on the followed filesystem, that write is
+  // a transaction of its own, which must not look like a change that calls for a cycle.
+  // Right before it the follower has just looked: a change that lands between that look
+  // and this one (milliseconds) is taken for its own and waits for the next write.
+  std::optional<int> publish_own() {
+    world_.publish(status_);
+    world_.commit();
+    auto after = world_.look();
+    if (!after) return stop(kExitError, after.error().message());
+    schedule_.own_write(*after);
     return std::nullopt;
   }
 
@@ -101,6 +115,8 @@ class Follower {
     auto at_end = world_.look();
     const CycleFigures f = figures_of(report);
     note(f, clock_.now() - began);
+    // Its errors and refused ranges, worded as a run's (a send running, a full disk).
+    print_text_report(report, job_, TextReportOptions{.errors_only = true}, out_, stderr);
     first_pass_ran_ = first_pass_ran_ || f.ran;
     if (!at_end) return stop(kExitError, at_end.error().message());
     std::optional<double> settles_at;
@@ -135,10 +151,7 @@ class Follower {
     status_.last_cycle_seconds = seconds;
     status_.pauses = pace_.figures().pauses;
     status_.paused_seconds = pace_.figures().paused_seconds;
-    if (!f.error.empty()) {
-      status_.last_error = f.error;
-      std::fprintf(stderr, "btrdedupe: %s\n", f.error.c_str());
-    }
+    if (!f.error.empty()) status_.last_error = f.error;
     if (f.read_changes && !o_.quiet) {
       std::fprintf(out_, "cycle %" PRIu64 ": %" PRIu64 " files read, %s deduped, %s freed, "
                    "%.1f s%s\n", status_.cycles, f.files_read, human_bytes(f.deduped).c_str(),
