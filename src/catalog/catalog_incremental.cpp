@@ -73,6 +73,10 @@ btrfs::Result<void> CatalogSession::take_changed_file(ScanResult& scan, const Fi
       moved_.emplace_back(key, (*state)->parent);
     return {};
   }
+  if (auto settling = left_to_settle(key.subvolume, **state); !settling)
+    return settling.error();
+  else if (*settling)
+    return {};
   auto added = incremental_->add(scan, key.subvolume, key.inode, **state);
   if (!added) return added.error();
   if (*added == Outcome::Added)
@@ -100,7 +104,6 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult
   // name removed. The margin absorbs clock steps; checking more costs time, never results.
   const auto last_run = catalog_->last_run_started();
   const int64_t quiet_before = last_run ? *last_run - kClockMarginSeconds : 0;
-  const int64_t now = ::time(nullptr);
   for (const auto& sv : scan.subvolumes) {
     known_rows_ += catalog_->file_count(sv.id);
     const uint64_t since = recorded_generations_.at(sv.id);
@@ -118,7 +121,6 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult
             return;
           }
           if (row && same_state(*row, item) && item.ctime.sec < quiet_before) return;
-          if (left_to_settle(sv.id, item, now)) return;
           changed.emplace_back(inode, false);
         });
     if (!found) return found.error();
@@ -139,11 +141,17 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult
 // A file written in the last settle_seconds_ may still be being written: reading it now
 // could mean reading it again in a moment. It waits, and the recorded generation stays
 // below its transid so the next run finds it (the run's syncfs committed it: its transid
-// is final until it changes again).
-bool CatalogSession::left_to_settle(uint64_t subvolume, const btrfs::InodeItem& item,
-                                    int64_t now) {
-  const auto settles = catalog_state::unsettled_until(item, settle_seconds_, now);
+// is final until it changes again). Only a file the run would read waits: one the scan
+// leaves out (the follower's own hashfile, an --exclude) would otherwise bring a run for
+// nothing each time it changes.
+btrfs::Result<bool> CatalogSession::left_to_settle(uint64_t subvolume,
+                                                   const InodeState& state) {
+  const auto& item = state.item;
+  const auto settles = catalog_state::unsettled_until(item, settle_seconds_, ::time(nullptr));
   if (!settles) return false;
+  auto admitted = incremental_->check(subvolume, state);
+  if (!admitted) return admitted.error();
+  if (*admitted != Outcome::Added) return false;
   ++files_settling_;
   settled_at_ = std::max(settled_at_, *settles);
   auto [floor, added] = settling_floor_.try_emplace(subvolume, item.transid - 1);

@@ -291,8 +291,8 @@ class CatalogSession {
   std::unordered_map<uint64_t, uint64_t> settling_floor_;
   uint64_t files_settling_ = 0;
   int64_t settled_at_ = 0;
-  // Whether `item` (a changed regular file of `subvolume`) waits to settle; notes it if so.
-  bool left_to_settle(uint64_t subvolume, const btrfs::InodeItem& item, int64_t now);
+  // Whether a changed file of `subvolume` the run would read waits to settle; notes it if so.
+  btrfs::Result<bool> left_to_settle(uint64_t subvolume, const InodeState& state);
   // Data hashes of twins from their rows, until fingerprint() gives them to the proof.
   std::unordered_map<FileKey, uint64_t, FileKeyHash> twin_short_hashes_;
   // keep_short_hashes() of rows written at record().

@@ -31,6 +31,12 @@ void ChangeSchedule::cycle_failed(double now, const ChangeMarks& at_end) {
   moved_at_ = now;
 }
 
+void ChangeSchedule::own_write(const ChangeMarks& after) {
+  if (pending()) return;
+  done_ = after.generation;
+  seen_ = after;
+}
+
 NextStep ChangeSchedule::next(double now) const {
   NextStep step;
   step.look_at = now + timing_.poll;

@@ -49,6 +49,9 @@ class ChangeSchedule {
   // A cycle that could not run (another run held the hashfile) ended at `now`: what was
   // pending still is, and is tried again once the filesystem stood still for `settle`.
   void cycle_failed(double now, const ChangeMarks& at_end);
+  // The follower wrote to the filesystem itself (its status beside a hashfile that lies on
+  // it) and committed; `after` is a look right after. Not a change, unless one was pending.
+  void own_write(const ChangeMarks& after);
   // SIGHUP: the next step is a cycle.
   void wake() { woken_ = true; }
   NextStep next(double now) const;

@@ -17,7 +17,10 @@ namespace btrdedupe::test {
 
 class FollowTest : public ReliabilityTest {
  protected:
-  std::string hashfile() const { return fs().image_file() + ".hashes"; }
+  // Beside the image unless a test puts it on the followed filesystem (hashfile_in_fs_).
+  std::string hashfile() const {
+    return hashfile_in_fs_ ? path("hashes") : fs().image_file() + ".hashes";
+  }
   std::string output_file() const { return fs().image_file() + ".follow-out"; }
 
   // A follower of the whole filesystem; settles and polls each second unless `extra` says.
@@ -85,6 +88,8 @@ class FollowTest : public ReliabilityTest {
   static bool has(const std::string& text, const std::string& what) {
     return text.find(what) != std::string::npos;
   }
+
+  bool hashfile_in_fs_ = false;
 
  private:
   pid_t pid_ = 0;   // of the follower started last

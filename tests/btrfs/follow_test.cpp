@@ -164,5 +164,29 @@ TEST_F(FollowTest, ProgressJsonCarriesEachChangeOfStatus) {
       << follower->output();
 }
 
+TEST_F(FollowTest, AHashfileOnTheFollowedFilesystemIsNeitherReadNorAReasonForCycles) {
+  hashfile_in_fs_ = true;
+  random_tree("d", 4, kFile);
+  auto follower = start();
+  ASSERT_TRUE(waiting_after(1)) << follower->output();
+  EXPECT_EQ(status().files_read, 4u);
+  arrive("d", "d2");
+  ASSERT_TRUE(wait_until([&] { return shared("d2/f4"); })) << follower->output();
+  ASSERT_TRUE(waiting_after(2)) << follower->output();
+  // Recording a cycle and its status writes on the filesystem: no cycle for that. (A reader
+  // of the status file makes one: the replaced file it held open is freed in a transaction
+  // of its own once it closes; so the test reads it once, then leaves it alone for 10 s,
+  // where a follower woken by its own writes ran a cycle every 2-4 s.)
+  const auto settled = status();
+  EXPECT_EQ(settled.files_read, 8u);
+  std::this_thread::sleep_for(std::chrono::seconds(10));
+  const auto later = status();
+  EXPECT_LE(later.cycles, settled.cycles + 1) << follower->output();
+  EXPECT_EQ(later.files_read, 8u);
+  EXPECT_EQ(later.state, "waiting");
+  follower->kill(SIGTERM);
+  EXPECT_EQ(follower->wait(), 0) << follower->output();
+}
+
 }  // namespace
 }  // namespace btrdedupe::test

@@ -125,5 +125,20 @@ TEST(ChangeSchedule, ACycleThatCouldNotRunKeepsItsChangesPending) {
   EXPECT_TRUE(s.next(51).run_cycle);
 }
 
+TEST(ChangeSchedule, ItsOwnStatusWriteIsNotAChange) {
+  ChangeSchedule s = after_first_pass();
+  s.own_write({101, 0});   // the status file beside a hashfile on the followed filesystem
+  s.observe(20, {101, 0});
+  EXPECT_FALSE(s.next(100).run_cycle);
+  EXPECT_EQ(s.next(100).waiting_for, "a change");
+}
+
+TEST(ChangeSchedule, ItsOwnWriteLeavesAChangeThatWasPendingPending) {
+  ChangeSchedule s = after_first_pass();
+  s.observe(20, {101, 0});
+  s.own_write({102, 0});
+  EXPECT_TRUE(s.next(40).run_cycle);
+}
+
 }  // namespace
 }  // namespace btrdedupe

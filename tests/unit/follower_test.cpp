@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -32,6 +33,7 @@ class FakeWorld final : public FollowWorld {
   explicit FakeWorld(FakeMachine& m) : m_(m) {}
 
   uint64_t generation = 10;
+  bool status_moves_generation = false;   // publish() writes on the followed filesystem
   double gone_at = 1e18;   // from then on, look() fails as if unmounted
   std::function<CycleResult(int cycle)> answer = [](int) { return CycleResult{}; };
   std::vector<JobOptions> runs;
@@ -66,7 +68,10 @@ class FakeWorld final : public FollowWorld {
     report.filesystems.push_back(fs);
     return report;
   }
-  void publish(const FollowStatus& status) override { published.push_back(status); }
+  void publish(const FollowStatus& status) override {
+    published.push_back(status);
+    if (status_moves_generation) ++generation;
+  }
   int64_t unix_now() override { return 1'700'000'000 + int64_t(m_.now()); }
 
  private:
@@ -80,6 +85,7 @@ struct Follow {
   JobOptions job;
   FollowOptions options;
   std::function<void(double)> at = [](double) {};   // the test's doings as time passes
+  bool wrote = false;
   std::FILE* out = std::tmpfile();
 
   Follow() {
@@ -110,7 +116,10 @@ TEST(Follower, AFirstPassThenACycleOnceNewDataSettled) {
   // Seen within a poll, then 15 s of standing still, then a 1.5 s look at the stalls.
   EXPECT_GE(f.world.run_times[1], 1045);
   EXPECT_LE(f.world.run_times[1], 1052);
-  EXPECT_EQ(f.world.commits, 2);
+  // A commit after each run and after each status write while waiting.
+  const auto waits = std::count_if(f.world.published.begin(), f.world.published.end(),
+                                   [](const FollowStatus& s) { return s.state == "waiting"; });
+  EXPECT_EQ(f.world.commits, 2 + waits);
   EXPECT_EQ(f.last().state, "stopped");
   EXPECT_EQ(f.last().stop_reason, "stopped on a signal");
   EXPECT_EQ(f.last().cycles, 2u);
@@ -261,6 +270,21 @@ TEST(Follower, MaxRuntimeEndsACycleNotTheFollower) {
   ASSERT_GE(stopped.size(), 2u);
   EXPECT_TRUE(stopped[0]);   // the first pass's time box ended it...
   EXPECT_TRUE(stopped[1]);   // ...and the next cycle got a time box of its own
+}
+
+TEST(Follower, ItsStatusWritesOnTheFollowedFilesystemBringNoCycles) {
+  Follow f;
+  f.world.status_moves_generation = true;   // the hashfile and its status lie on it
+  f.world.answer = [&](int cycle) {
+    return cycle == 1 ? CycleResult{.files_read = 3, .freed = 1 << 20} : CycleResult{};
+  };
+  f.at = [&](double t) {
+    if (t >= 1030 && !f.wrote) f.world.generation += 1, f.wrote = true;   // a copy lands
+    f.stop = t >= 1000 + 3600;
+  };
+  EXPECT_EQ(f.run(), kExitOk);
+  // The first pass, the copy's cycle, and the one look after it at what landed meanwhile.
+  EXPECT_EQ(f.world.runs.size(), 3u);
 }
 
 }  // namespace
