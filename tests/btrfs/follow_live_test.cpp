@@ -139,17 +139,22 @@ class FollowFullDiskTest : public FollowTest {
 TEST_F(FollowFullDiskTest, AFullDiskLeavesItRunningAndItDedupesOnceThereIsRoom) {
   sh("cd " + shell_quote(path("")) +
      " && mkdir d && for i in $(seq 1 100); do head -c 16384 /dev/urandom > d/f$i; done && sync");
-  auto follower = start();
+  // --settle=5: the disk is full before the copy's cycle may start.
+  auto follower = start({"--settle=5"});
   ASSERT_TRUE(waiting_after(1)) << follower->output();
+  const uint64_t cycles = status().cycles;
   arrive("d", "d2");
   const auto r = run_command("head -c 256M /dev/zero > " + shell_quote(path("fill")) + "; sync");
   ASSERT_TRUE(has(r.output, "No space left on device")) << r.output;
   injected();
   const auto before = state("", [](const std::string& p) { return p == "fill"; });
   // The cycle meets ENOSPC; the follower goes on.
-  ASSERT_TRUE(wait_until([&] { return status().cycles >= 2 && status().state == "waiting"; }))
+  ASSERT_TRUE(wait_until([&] { return has(follower->output(), "(ENOSPC)") &&
+                                      status().cycles > cycles && status().state == "waiting"; }))
       << follower->output();
   EXPECT_TRUE(follower->running()) << follower->output();
+  EXPECT_TRUE(has(follower->output(), "the filesystem is full (ENOSPC)")) << follower->output();
+  EXPECT_FALSE(shared("d2/f100"));
   sh("rm " + shell_quote(path("fill")) + " && sync");
   follower->kill(SIGHUP);
   EXPECT_TRUE(wait_until([&] { return shared("d2/f1") && shared("d2/f100"); }, 40))
