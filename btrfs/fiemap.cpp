@@ -51,6 +51,9 @@ bool FiemapExtent::shared() const { return flags & FIEMAP_EXTENT_SHARED; }
 bool FiemapExtent::inline_data() const { return flags & FIEMAP_EXTENT_DATA_INLINE; }
 bool FiemapExtent::unwritten() const { return flags & FIEMAP_EXTENT_UNWRITTEN; }
 bool FiemapExtent::encoded() const { return flags & FIEMAP_EXTENT_ENCODED; }
+bool FiemapExtent::unmapped() const {
+  return flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC);
+}
 
 Result<std::vector<FiemapExtent>> fiemap(int fd, uint64_t start, uint64_t length, bool sync) {
   // ~0ULL means "to the end"; any end past 2^64 is the same request.

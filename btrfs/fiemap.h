@@ -19,6 +19,7 @@ struct FiemapExtent {
   bool inline_data() const; // FIEMAP_EXTENT_DATA_INLINE
   bool unwritten() const;   // FIEMAP_EXTENT_UNWRITTEN: prealloc
   bool encoded() const;     // FIEMAP_EXTENT_ENCODED: compressed
+  bool unmapped() const;    // FIEMAP_EXTENT_UNKNOWN or DELALLOC: no disk address yet
 };
 
 // Every extent overlapping [start, start+length), fetched in as many calls as needed.

@@ -11,6 +11,13 @@
 namespace btrfs {
 namespace {
 
+// FS_IOC_GETFSUUID (Linux 6.5), which Debian 12's headers do not have yet.
+struct FsUuid {
+  uint8_t len;
+  uint8_t uuid[16];
+};
+constexpr unsigned long kGetFsUuid = _IOR(0x15, 0, FsUuid);
+
 // Names for the filesystems people most often point a tool at by mistake.
 const char* filesystem_name(long magic) {
   switch (static_cast<unsigned long>(magic)) {
@@ -54,15 +61,50 @@ const char* csum_type_name(CsumType type) {
   return "unknown";
 }
 
-Result<void> check_is_btrfs(int fd, const std::string& path) {
+Result<FsKind> filesystem_kind(int fd, std::string* name) {
   struct statfs st {};
-  if (::fstatfs(fd, &st) != 0) return errno_error("statfs " + path);
-  if (static_cast<unsigned long>(st.f_type) == BTRFS_SUPER_MAGIC) return {};
-  const char* name = filesystem_name(st.f_type);
-  char hex[32];
-  std::snprintf(hex, sizeof hex, "type 0x%lx", static_cast<unsigned long>(st.f_type));
+  if (::fstatfs(fd, &st) != 0) return errno_error("statfs");
+  const auto magic = static_cast<unsigned long>(st.f_type);
+  if (magic == BTRFS_SUPER_MAGIC) return FsKind::Btrfs;
+  if (magic == XFS_SUPER_MAGIC) return FsKind::Xfs;
+  if (name) {
+    const char* known = filesystem_name(st.f_type);
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "type 0x%lx", magic);
+    *name = known ? known : hex;
+  }
+  return FsKind::Other;
+}
+
+Result<void> check_is_btrfs(int fd, const std::string& path) {
+  std::string name = "xfs";
+  auto kind = filesystem_kind(fd, &name);
+  if (!kind) return errno_error("statfs " + path);
+  if (*kind == FsKind::Btrfs) return {};
   // No errno: the sentence says it all, "Inappropriate ioctl" would only confuse.
-  return Error{0, path + " is on " + (name ? name : hex) + ", not btrfs"};
+  return Error{0, path + " is on " + name + ", not btrfs"};
+}
+
+Result<FsInfo> read_walked_fs_info(int fd, FsKind kind) {
+  if (kind == FsKind::Btrfs) {
+    auto info = read_fs_info(fd);
+    if (info) info->generation = 0;  // a walk tells no change by generation
+    return info;
+  }
+  struct statfs st {};
+  if (::fstatfs(fd, &st) != 0) return errno_error("statfs");
+  FsInfo info;
+  FsUuid uuid{};
+  if (::ioctl(fd, kGetFsUuid, &uuid) == 0 && uuid.len == info.fsid.size()) {
+    std::memcpy(info.fsid.data(), uuid.uuid, info.fsid.size());
+  } else {  // an older kernel: the statfs id, stable while the device is
+    std::memcpy(info.fsid.data(), &st.f_fsid, sizeof st.f_fsid);
+  }
+  info.num_devices = 1;
+  info.sectorsize = static_cast<uint32_t>(st.f_bsize);
+  info.csum_type = CsumType::Xxhash64;
+  info.csum_size = 8;
+  return info;
 }
 
 Result<FsInfo> read_fs_info(int fd) {

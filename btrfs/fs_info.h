@@ -35,4 +35,16 @@ Result<FsInfo> read_fs_info(int fd);
 // names `path` and the filesystem type found there, e.g. "/tmp is on tmpfs, not btrfs".
 Result<void> check_is_btrfs(int fd, const std::string& path);
 
+// Filesystems FIDEDUPERANGE serves that btrdedupe reads: btrfs by its trees or its paths,
+// XFS (reflink) by its paths.
+enum class FsKind { Btrfs, Xfs, Other };
+// statfs(2) of fd: which kind, and for Other an Error-ready name ("tmpfs", "type 0x...").
+Result<FsKind> filesystem_kind(int fd, std::string* name = nullptr);
+
+// What a path walk knows of a filesystem that is not read by its trees: the identity
+// (FS_IOC_GETFSUUID, the superblock's uuid; BTRFS_IOC_FS_INFO on btrfs, which any user
+// may ask), the block size as the sector, and no generation (0). On XFS the sums are
+// xxhash64: no checksum of its own to agree with.
+Result<FsInfo> read_walked_fs_info(int fd, FsKind kind);
+
 }  // namespace btrfs

@@ -97,4 +97,11 @@ Result<uint64_t> subvolume_id(int fd) {
   return id;
 }
 
+Result<bool> subvolume_read_only(int fd) {
+  bool read_only = false;
+  const auto err = btrfs_util_get_subvolume_read_only_fd(fd, &read_only);
+  if (err != BTRFS_UTIL_OK) return util_error(err, "subvolume flags");
+  return read_only;
+}
+
 }  // namespace btrfs

@@ -44,5 +44,7 @@ Result<Subvolume> subvolume_info(const std::string& path, uint64_t id);
 
 // Id of the subvolume that the open file `fd` belongs to (unprivileged).
 Result<uint64_t> subvolume_id(int fd);
+// Whether the subvolume of the open file `fd` is read-only (unprivileged).
+Result<bool> subvolume_read_only(int fd);
 
 }  // namespace btrfs

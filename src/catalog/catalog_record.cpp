@@ -18,7 +18,7 @@ btrfs::Result<std::unordered_map<uint64_t, uint64_t>> CatalogSession::generation
     const {
   auto fd = btrfs::Fd::open(first_path_, O_RDONLY | O_NONBLOCK);
   if (fd) ::syncfs(fd->get());
-  return generations_now(first_path_);
+  return reader_->generations(first_path_);
 }
 
 btrfs::Result<void> CatalogSession::keep_short_hashes(

@@ -74,15 +74,6 @@ void apply_options_text(const std::string& text, JobOptions& o) {
 
 }  // namespace
 
-btrfs::Result<std::unordered_map<uint64_t, uint64_t>> CatalogSession::generations_now(
-    const std::string& path) {
-  auto list = btrfs::list_subvolumes(path);
-  if (!list) return list.error();
-  std::unordered_map<uint64_t, uint64_t> out;
-  for (const auto& s : *list) out[s.id] = s.generation;
-  return out;
-}
-
 btrfs::Result<JobOptions> replayed_options(const Catalog& catalog, JobOptions options) {
   if (!options.paths.empty()) return options;
   const auto scope = catalog.scope();
@@ -100,8 +91,10 @@ btrfs::Result<JobOptions> replayed_options(const Catalog& catalog, JobOptions op
 }
 
 btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::on(
-    std::unique_ptr<Catalog> catalog, const JobOptions& options) {
+    std::unique_ptr<Catalog> catalog, const JobOptions& options, const RootReader& reader) {
   auto s = std::make_unique<CatalogSession>(Made{}, std::move(catalog));
+  s->reader_ = &reader;
+  s->csums_ = reader.checksums();
   s->block_size_ = options.block_size;
   s->settle_seconds_ = options.settle_seconds;
   return s;
@@ -121,10 +114,9 @@ btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& o
   first_path_ = scope.roots.front();
   auto fd = btrfs::Fd::open(first_path_, O_RDONLY | O_NONBLOCK);
   if (!fd) return fd.error();
-  if (auto ok = btrfs::check_is_btrfs(fd->get(), first_path_); !ok) return ok.error();
-  auto info = btrfs::read_fs_info(fd->get());
-  if (!info) return info.error();
-  if (auto ok = catalog_->bind(info->fsid_string()); !ok) return ok.error();
+  auto fsid = reader_->fsid(first_path_);
+  if (!fsid) return fsid.error();
+  if (auto ok = catalog_->bind(*fsid); !ok) return ok.error();
   // Subfolders of the catalog's roots: its rows serve them as they are (a side run).
   const auto old = catalog_->scope();
   side_run_ = old && old->options == scope.options && old->roots != scope.roots &&
@@ -136,7 +128,7 @@ btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& o
   // A subvolume's generation (its root item) only moves when a transaction commits: a file
   // changed in the last seconds (up to the 30 s commit interval) would look unchanged.
   ::syncfs(fd->get());
-  auto current = generations_now(first_path_);
+  auto current = reader_->generations(first_path_);
   if (!current) return current.error();
   generations_at_start_ = std::move(*current);
   const auto stored = catalog_->subvolume_generations();

@@ -36,6 +36,7 @@
 #include "src/catalog/catalog.h"
 #include "src/fingerprint/fingerprint.h"
 #include "src/read/incremental_scan.h"
+#include "src/read/root_reader.h"
 #include "src/read/scan_scope.h"
 #include "src/run/job_options.h"
 #include "src/read/tree_scan.h"
@@ -65,9 +66,11 @@ class CatalogSession {
  public:
   CatalogSession(Made, std::unique_ptr<Catalog> c) : catalog_(std::move(c)) {}
   // A session on a catalog open already (Catalog::open, or Catalog::open_in_memory in unit
-  // tests), for a run of `options` (as resolved: replayed_options first).
-  static btrfs::Result<std::unique_ptr<CatalogSession>> on(std::unique_ptr<Catalog> catalog,
-                                                           const JobOptions& options);
+  // tests), for a run of `options` (as resolved: replayed_options first) that reads its
+  // roots with `reader` (its filesystem's identity and generations come from it).
+  static btrfs::Result<std::unique_ptr<CatalogSession>> on(
+      std::unique_ptr<Catalog> catalog, const JobOptions& options,
+      const RootReader& reader = reader_of(ReaderKind::Tree));
 
   // A catalog in a new temporary file (in $TMPDIR, else /var/tmp: on disk, not in memory),
   // removed when the session ends: what a run read in windows without --hashfile matches
@@ -251,8 +254,6 @@ class CatalogSession {
   btrfs::Result<uint64_t> generation_after_dedupe(uint64_t subvolume, uint64_t start,
                                                   uint64_t now, const ScanResult& scan,
                                                   const ScanResult& after);
-  static btrfs::Result<std::unordered_map<uint64_t, uint64_t>> generations_now(
-      const std::string& path);
   // The generations once our own dedupe is committed (syncfs first: they only move when a
   // transaction commits).
   btrfs::Result<std::unordered_map<uint64_t, uint64_t>> generations_after_commit() const;
@@ -263,6 +264,7 @@ class CatalogSession {
       btrfs::Result<std::unique_ptr<IncrementalScan>> scan, ScanResult base);
 
   std::unique_ptr<Catalog> catalog_;
+  const RootReader* reader_ = &reader_of(ReaderKind::Tree);
   std::string temporary_;  // the catalog's file, when open_temporary() made it
   BatchRoles roles_;
   // The rows serve only this run's windows (a temporary catalog, no first pass): a copy's

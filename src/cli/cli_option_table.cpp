@@ -44,6 +44,9 @@ po::options_description visible_options() {
        "groups separated by blank lines) and dedupe them as whole files")
       ("blocksize,b", po::value<std::string>()->value_name("SIZE"),
        "block size for partial matches (default 128K; a multiple of 4K)")
+      ("reader", po::value<std::string>()->value_name("tree|paths"),
+       "how to read the trees: tree search of btrfs (root), or a walk of the paths (any "
+       "user, btrfs or XFS; data is read). Default: tree where it is allowed")
       ("io-threads", po::value<unsigned>()->value_name("N"),
        "threads reading data for fingerprints and running dedupe rounds "
        "(default: 4 on non-rotational storage, else 2)")

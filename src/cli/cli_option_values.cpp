@@ -169,8 +169,18 @@ std::string apply_dedupe_options(const std::string& list, CliOptions& o) {
   return "";
 }
 
+std::string reader_option(const po::variables_map& vm, CliOptions& o) {
+  if (!vm.count("reader")) return "";
+  const auto& v = vm["reader"].as<std::string>();
+  if (v == "tree") o.reader = ReaderKind::Tree;
+  else if (v == "paths") o.reader = ReaderKind::Paths;
+  else return "--reader: '" + v + "' (known: tree, paths)";
+  return "";
+}
+
 std::string read_valued_options(const po::variables_map& vm, CliOptions& o) {
   std::string error;
+  if (!(error = reader_option(vm, o)).empty()) return error;
   if (!(error = hashfile_option(vm, o)).empty()) return error;
   if (!(error = threads_option(vm, "io-threads", &o.io_threads)).empty()) return error;
   unsigned ignored = 0;

@@ -3,10 +3,12 @@
 
 #include <cstdint>
 #include <istream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "src/dedupe/dedupe_engine.h"
+#include "src/read/reader_kind.h"
 #include "src/report/exit_codes.h"
 
 namespace btrdedupe {
@@ -20,6 +22,7 @@ struct CliOptions {
   bool dry_run = false;        // --dry-run: plan and say what -d would do, change nothing
   uint64_t block_size = 128 * 1024;
   unsigned io_threads = 0;     // 0: choose
+  std::optional<ReaderKind> reader;  // --reader; nullopt: chosen by what is allowed
   bool quiet = false;
   unsigned verbose = 0;        // -v (repeatable)
   bool debug = false;

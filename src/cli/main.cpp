@@ -149,6 +149,7 @@ btrdedupe::JobOptions job_options(const btrdedupe::CliOptions& o) {
   job.dedupe_readonly = o.dedupe_readonly;
   job.prefetch = o.prefetch;
   if (o.io_threads) job.io_threads = o.io_threads;
+  job.reader = o.reader;
   job.list_groups = !job.dedupe || o.verbose > 0;
   job.most_valuable_first = o.max_runtime > 0;
   return job;

@@ -38,7 +38,8 @@ size_t choose_target_with(const ScanResult& scan, const DuplicateGroup& g,
     auto& [count, ro] = layout_info[m.layout];
     count = std::max(count, e ? refs.of(e->disk_bytenr) : 0);
     ro = ro || readonly_subvolume(scan, scan.files[m.file].subvolume) ||
-         scan.files[m.file].readonly_alias || scan.files[m.file].outside_roots;
+         scan.files[m.file].readonly_alias || scan.files[m.file].outside_roots ||
+         scan.files[m.file].not_ours;
   }
   size_t best = 0;
   auto key = [&](size_t i) {
@@ -103,7 +104,8 @@ DedupePlan plan_rounds(const ScanResult& scan, const MatchResult& matches,
     for (size_t i = 0; i < g.members.size(); ++i) {
       const auto& m = g.members[i];
       if (i == t || m.layout == target.layout) continue;
-      if (scan.files[m.file].outside_roots) continue;  // a source only: never written to
+      // A source only: never written to.
+      if (scan.files[m.file].outside_roots || scan.files[m.file].not_ours) continue;
       if (options.roles && options.roles->source_only(m.file)) continue;
       if (!options.dedupe_readonly && readonly_subvolume(scan, scan.files[m.file].subvolume)) {
         ++plan.readonly_members_skipped;

@@ -17,7 +17,7 @@ std::vector<PhysicalExtent> destination_extents(const ScanResult& scan, const De
   const auto& ex = scan.extents;  // sorted by disk_bytenr: an extent's references are adjacent
   for (size_t i = 0; i < ex.size();) {
     size_t end = i;
-    bool touched = false, all_covered = true;
+    bool touched = false, all_covered = true, refs_unknown = false;
     uint64_t subvolume = 0;
     for (; end < ex.size() && ex[end].disk_bytenr == ex[i].disk_bytenr; ++end) {
       const FileExtent& e = ex[end];
@@ -29,13 +29,16 @@ std::vector<PhysicalExtent> destination_extents(const ScanResult& scan, const De
       if (c != Cover::None && !touched) subvolume = scan.files[e.file].subvolume;
       touched = touched || c != Cover::None;
       all_covered = all_covered && c == Cover::All && !scan.files[e.file].readonly_alias;
+      refs_unknown = refs_unknown || e.refs_unknown;
     }
     if (touched) {
       const uint64_t at = ex[i].disk_bytenr;
       const bool source = std::binary_search(sources.begin(), sources.end(), at);
       const bool unwritten_refs = std::binary_search(unwritten.begin(), unwritten.end(), at);
-      out.push_back({at, ex[i].disk_num_bytes, subvolume, all_covered && !source && !unwritten_refs,
-                     source, unwritten_refs});
+      out.push_back({at, ex[i].disk_num_bytes, subvolume,
+                     all_covered && !source && !unwritten_refs && !refs_unknown, source,
+                     unwritten_refs});
+      out.back().refs_unknown = refs_unknown;
     }
     i = end;
   }

@@ -31,6 +31,9 @@ struct PhysicalExtent {
   // Not freed by the plan alone, but once its small unique remainder of these bytes is
   // rewritten (src/plan/remainder_plan.h) it would be: predicted_freed counts it, less them.
   uint64_t rewrite_bytes = 0;
+  // A reference the scan could not vouch for (FileExtent::refs_unknown, a path walk's):
+  // never counted as freed, by the plan or after.
+  bool refs_unknown = false;
 };
 
 // The extents the plan's source ranges lie on (every one a range spans), sorted, once each.

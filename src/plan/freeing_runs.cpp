@@ -48,7 +48,8 @@ struct Run {
 };
 
 bool writable(const ScanResult& scan, const ScannedFile& f) {
-  return !f.readonly_alias && !f.outside_roots && !readonly_subvolume(scan, f.subvolume);
+  return !f.readonly_alias && !f.outside_roots && !f.not_ours &&
+         !readonly_subvolume(scan, f.subvolume);
 }
 
 // The references of the extent at ex[begin, end) outside the destination ranges into c,

@@ -12,7 +12,8 @@ namespace {
 
 // A file whose ranges may be rewritten: the rule's first condition.
 bool writable(const ScanResult& scan, const ScannedFile& f) {
-  return !f.readonly_alias && !f.outside_roots && !readonly_subvolume(scan, f.subvolume);
+  return !f.readonly_alias && !f.outside_roots && !f.not_ours &&
+         !readonly_subvolume(scan, f.subvolume);
 }
 
 // The remainder of the extent whose references are ex[begin, end), or nothing when the

@@ -34,6 +34,9 @@ struct ScannedFile {
   // A catalogued twin from outside the run's roots (a --hashfile run of a subfolder of the
   // catalog's roots): a dedupe source only, never a destination.
   bool outside_roots = false;
+  // A path walk by an ordinary user: a file the user neither owns nor may write, which the
+  // kernel will not dedupe into. A source only, never a destination.
+  bool not_ours = false;
 
   bool nodatasum() const { return inode_flags & btrfs::kInodeNoDataSum; }
   btrfs::Timespec mtime() const { return {mtime_sec, mtime_nsec}; }
@@ -50,6 +53,9 @@ static_assert(sizeof(ScannedFile) == 64);
 struct FileExtent {
   uint32_t file = 0;            // index into ScanResult::files
   btrfs::Compression compression = btrfs::Compression::None;
+  // A path walk's extent that FIEMAP could not vouch for: SHARED (another reference may lie
+  // outside the scan) or ENCODED (its disk size is not told). Freed figures never count it.
+  bool refs_unknown = false;
   uint64_t file_offset = 0;
   uint64_t length = 0;          // logical bytes in the file
   uint64_t disk_bytenr = 0;     // start of the on-disk extent
@@ -64,6 +70,10 @@ struct PassedOver {
   uint64_t hole_extents = 0, hole_bytes = 0;
   uint64_t prealloc_extents = 0, prealloc_bytes = 0;
   uint64_t excluded_files = 0;
+  // A path walk's files and directories it could not open (permissions): never read.
+  uint64_t unreadable = 0;
+  // ... and files it kept as sources only (ScannedFile::not_ours).
+  uint64_t not_ours_files = 0;
   // Files of read-only snapshots whose extents equal a file already scanned: never a
   // destination, so only their existence is recorded (see ScannedFile::readonly_alias).
   uint64_t readonly_aliases = 0;
@@ -75,6 +85,8 @@ struct PassedOver {
     hole_extents += more.hole_extents, hole_bytes += more.hole_bytes;
     prealloc_extents += more.prealloc_extents, prealloc_bytes += more.prealloc_bytes;
     excluded_files += more.excluded_files;
+    unreadable += more.unreadable;
+    not_ours_files += more.not_ours_files;
     readonly_aliases += more.readonly_aliases;
     prealloc_bytenrs.insert(prealloc_bytenrs.end(), more.prealloc_bytenrs.begin(),
                             more.prealloc_bytenrs.end());

@@ -27,7 +27,7 @@ void add_extent(uint64_t file_offset, const btrfs::FileExtentItem& fe, InodeStat
     ++p.hole_extents;
     p.hole_bytes += fe.length();
   } else {
-    out.extents.push_back({0, fe.compression, file_offset, fe.length(), fe.disk_bytenr,
+    out.extents.push_back({0, fe.compression, false, file_offset, fe.length(), fe.disk_bytenr,
                            fe.disk_num_bytes, fe.offset});
   }
 }

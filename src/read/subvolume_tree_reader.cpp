@@ -118,7 +118,7 @@ class SubvolumeTreeReader {
     if (!fe) return btrfs::Error{fe.error().code, where_ + ": " + fe.error().context};
     const auto file = static_cast<uint32_t>(tree_.files.size() - 1);
     if (fe->type == btrfs::FileExtentType::Regular && fe->disk_bytenr != 0)
-      out_.extents.push_back({file, fe->compression, it.offset, fe->length(),
+      out_.extents.push_back({file, fe->compression, false, it.offset, fe->length(),
                               fe->disk_bytenr, fe->disk_num_bytes, fe->offset});
     else
       tree_.passed.push_back({file, fe->type, fe->length(), fe->disk_bytenr});

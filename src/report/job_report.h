@@ -78,6 +78,7 @@ struct JobReport {
   std::vector<FilesystemReport> filesystems;
   std::vector<std::string> path_errors;  // paths that could not be scanned at all
   std::vector<std::string> notes;        // worth saying, not errors (subvolumes left out)
+  const char* reader = "tree";           // which reader ran (src/read/root_reader.h)
   bool stopped = false;                  // JobOptions::stop was seen: the run ended early
   JobOptions options;                    // as run: a replay fills paths and options from the hashfile
 

@@ -98,7 +98,9 @@ Json json_scan_figures(const FilesystemReport& r) {
                                    {"prealloc_extents", p.prealloc_extents},
                                    {"prealloc_bytes", p.prealloc_bytes},
                                    {"small_files", p.excluded_files},
-                                   {"readonly_aliases", p.readonly_aliases}}}};
+                                   {"readonly_aliases", p.readonly_aliases},
+                                   {"unreadable", p.unreadable},
+                                   {"not_ours_files", p.not_ours_files}}}};
 }
 
 Json json_tally(const ExtentTally& t) { return Json{{"extents", t.extents}, {"bytes", t.bytes}}; }
@@ -372,6 +374,7 @@ void write_json_report(const JobReport& report, const JobOptions& job,
   j["filesystems"] = filesystems;
   j["path_errors"] = strings(report.path_errors);
   j["notes"] = strings(report.notes);
+  j["reader"] = report.reader;
   j["totals"] = json_totals(report);
   j["net_shared_change"] = report.net_shared_change();
   j["duperemove_net_change"] = report.duperemove_net_change();

@@ -3,19 +3,35 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "src/report/byte_size.h"
 #include "src/dedupe/dedupe_engine.h"
+#include "src/read/reader_kind.h"
 
 namespace btrdedupe {
 namespace {
 
 unsigned long long ull(uint64_t v) { return static_cast<unsigned long long>(v); }
 
+// The words each reader's figures deserve, chosen once from JobReport::reader.
+struct ReaderWords {
+  bool tree_counts;       // the scan line names tree items and searches
+  const char* freed_as;   // what a freed extent is, and whose count it agrees with
+  const char* confirmed;  // how the figure was confirmed
+};
+constexpr ReaderWords kTreeWords{true, "whole extents, as btrfs filesystem df counts them",
+                                 "from the trees"};
+constexpr ReaderWords kPathWords{false,
+                                 "extents no file maps any more and FIEMAP said no other file "
+                                 "held, as df and btrfs filesystem df count them",
+                                 "by walking the files again"};
+
 class Printer {
  public:
-  Printer(const TextReportOptions& o, std::FILE* out, std::FILE* err) : o_(o), out_(out), err_(err) {}
+  Printer(const TextReportOptions& o, const ReaderWords& words, std::FILE* out, std::FILE* err)
+      : o_(o), words_(words), out_(out), err_(err) {}
 
   std::string size(uint64_t bytes) const {
     return o_.human ? human_bytes(bytes) : std::to_string(bytes);
@@ -57,10 +73,15 @@ class Printer {
       roots += (roots.empty() ? "" : ", ") + printable_path(r.roots[i]);
     if (r.roots.size() > kRootsShown)
       roots += " and " + std::to_string(r.roots.size() - kRootsShown) + " more";
-    std::fprintf(out_, "Scanned %s: %llu subvolume(s), %llu files, %llu extents "
-                 "(%llu tree items in %llu searches, %.2f s)\n",
-                 roots.c_str(), ull(r.subvolumes), ull(r.files), ull(r.extents),
-                 ull(r.tree_items), ull(r.tree_searches), r.seconds.scan);
+    if (words_.tree_counts)
+      std::fprintf(out_, "Scanned %s: %llu subvolume(s), %llu files, %llu extents "
+                   "(%llu tree items in %llu searches, %.2f s)\n",
+                   roots.c_str(), ull(r.subvolumes), ull(r.files), ull(r.extents),
+                   ull(r.tree_items), ull(r.tree_searches), r.seconds.scan);
+    else
+      std::fprintf(out_, "Walked %s: %llu subvolume(s), %llu files, %llu extents (FIEMAP, "
+                   "%.2f s)\n", roots.c_str(), ull(r.subvolumes), ull(r.files), ull(r.extents),
+                   r.seconds.scan);
     if (r.windows) {
       std::string why = " (more files than a whole run holds)";
       if (job.window_files)
@@ -86,6 +107,10 @@ class Printer {
                  ull(p.readonly_aliases));
     if (r.excluded)
       std::fprintf(out_, "  excluded by --exclude: %llu files and subvolumes\n", ull(r.excluded));
+    if (p.unreadable || p.not_ours_files)
+      std::fprintf(out_, "  not yours: %llu files and directories you may not read (passed "
+                   "over), %llu files you may not write (sources only, never deduped into)\n",
+                   ull(p.unreadable), ull(p.not_ours_files));
   }
 
   // Fingerprints and what the hashfile saved; errors reading data go to err_ even with -q.
@@ -174,10 +199,10 @@ class Printer {
                    ull(d.ranges_unequal), size(d.bytes_narrowed).c_str());
     rewrites(r.rewrite);
     std::fprintf(out_, "Disk space of these files' extents: %s before, %s after: %s freed in "
-                 "%llu extents (whole extents, as btrfs filesystem df counts them; confirmed "
-                 "from the trees in %.2f s)\n",
+                 "%llu extents (%s; confirmed %s in %.2f s)\n",
                  size(r.before.allocated_bytes).c_str(), size(r.after.allocated_bytes).c_str(),
-                 size(r.freed.bytes).c_str(), ull(r.freed.extents), r.seconds.confirm);
+                 size(r.freed.bytes).c_str(), ull(r.freed.extents), words_.freed_as,
+                 words_.confirmed, r.seconds.confirm);
     plan_against_disk(r.plan_check);
     if (r.destination_extents_before)
       std::fprintf(out_, "  the files deduped into had %llu extents before, %llu after\n",
@@ -325,9 +350,8 @@ class Printer {
     else
       std::fprintf(out_, "  deduped:        nothing (%s)\n", o_.dry_run ? "--dry-run" : "no -d");
     if (job.dedupe)
-      std::fprintf(out_, "  freed:          %s of disk space (whole extents no longer referenced, "
-                   "as btrfs filesystem df counts them)\n",
-                   size(t.freed_bytes).c_str());
+      std::fprintf(out_, "  freed:          %s of disk space (%s)\n", size(t.freed_bytes).c_str(),
+                   words_.freed_as);
     else
       std::fprintf(out_, "  would free:     %s of disk space with -d\n", size(t.would_free_bytes).c_str());
     std::fprintf(out_, "  left alone:     %llu ranges changed since the scan, %llu refused by the "
@@ -372,6 +396,7 @@ class Printer {
 
  private:
   const TextReportOptions& o_;
+  const ReaderWords& words_;
   std::FILE* out_;
   std::FILE* err_;
 };
@@ -393,7 +418,8 @@ void print_text_report(const JobReport& report, const JobOptions& job,
     out = null_out = std::fopen("/dev/null", "w");
     if (!out) return;
   }
-  const Printer p(o, out, err);
+  const bool walked = std::string_view(report.reader) == reader_name(ReaderKind::Paths);
+  const Printer p(o, walked ? kPathWords : kTreeWords, out, err);
   for (const auto& e : report.path_errors) std::fprintf(err, "btrdedupe: %s\n", e.c_str());
   if (!o.quiet)
     for (const auto& n : report.notes) std::fprintf(err, "btrdedupe: note: %s\n", n.c_str());

@@ -74,6 +74,8 @@ void count_candidates(const ScanResult& batch, size_t files_read, const PassedOv
   joined.prealloc_extents = now.prealloc_extents - passed_read.prealloc_extents;
   joined.prealloc_bytes = now.prealloc_bytes - passed_read.prealloc_bytes;
   joined.excluded_files = now.excluded_files - passed_read.excluded_files;
+  joined.unreadable = now.unreadable - passed_read.unreadable;
+  joined.not_ours_files = now.not_ours_files - passed_read.not_ours_files;
   joined.readonly_aliases = now.readonly_aliases - passed_read.readonly_aliases;
   joined.prealloc_bytenrs.assign(now.prealloc_bytenrs.begin() + passed_read.prealloc_bytenrs.size(),
                                  now.prealloc_bytenrs.end());

@@ -1,5 +1,7 @@
 #include "src/run/job.h"
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <ctime>
 #include <filesystem>
@@ -9,10 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "btrfs/fd.h"
 #include "btrfs/subvolume.h"
 #include "src/catalog/catalog_session.h"
 #include "src/run/batch_loop.h"
 #include "src/read/incremental_scan.h"
+#include "src/read/root_reader.h"
 #include "src/run/job_selection.h"
 #include "src/run/path_scans.h"
 #include "src/run/run_context.h"
@@ -30,7 +34,7 @@ namespace {
 class Job {
  public:
   Job(const JobOptions& options, ProgressSink* progress)
-      : o_(options), progress_(progress), run_{o_, progress} {
+      : o_(options), progress_(progress) {
     struct timespec now {};
     ::clock_gettime(CLOCK_REALTIME, &now);
     started_at_ = {now.tv_sec, static_cast<uint32_t>(now.tv_nsec)};
@@ -42,6 +46,7 @@ class Job {
     if (!open_catalog() || !select()) return;
     RunFacts facts;
     facts.catalog = catalog_ != nullptr;
+    facts.walks_paths = reader_->kind() == ReaderKind::Paths;
     if (catalog_) {
       const auto unchanged = unchanged_since_last_run();
       if (!unchanged) return;
@@ -99,17 +104,45 @@ class Job {
   // The catalog first: a replay takes its paths and options from it (resolved here, before
   // anything reads them), and an unchanged tree is not read.
   bool open_catalog() {
-    if (o_.hashfile.empty()) return true;
-    auto catalog = Catalog::open(o_.hashfile);
-    auto options = catalog ? replayed_options(**catalog, o_) : btrfs::Result<JobOptions>(catalog.error());
-    if (options) o_ = std::move(*options);
-    auto session = options ? CatalogSession::on(std::move(*catalog), o_)
-                           : btrfs::Result<std::unique_ptr<CatalogSession>>(options.error());
-    if (!session) {
-      report_.path_errors.push_back(session.error().message());
-      return false;
+    std::unique_ptr<Catalog> catalog;
+    if (!o_.hashfile.empty()) {
+      auto opened = Catalog::open(o_.hashfile);
+      auto options = opened ? replayed_options(**opened, o_) : btrfs::Result<JobOptions>(opened.error());
+      if (!options) return fail(options.error());
+      o_ = std::move(*options);
+      catalog = std::move(*opened);
     }
+    if (!choose_reader()) return false;
+    if (!catalog) return true;
+    auto session = CatalogSession::on(std::move(catalog), o_, *reader_);
+    if (!session) return fail(session.error());
     catalog_ = std::move(*session);
+    return true;
+  }
+
+  bool fail(const btrfs::Error& e) {
+    report_.path_errors.push_back(e.message());
+    return false;
+  }
+
+  // Once, on the first path's filesystem, before anything is read.
+  bool choose_reader() {
+    run_.emplace(o_, progress_, kernel_run());
+    if (o_.paths.empty()) return true;  // the run says what is missing
+    auto fd = btrfs::Fd::open(o_.paths.front(), O_RDONLY | O_NONBLOCK);
+    if (!fd) return fail(fd.error());
+    auto choice = btrdedupe::choose_reader(reader_ground(fd->get()), o_.paths.front(), o_.reader);
+    if (!choice) return fail(choice.error());
+    reader_ = &reader_of(choice->kind);
+    run_.emplace(o_, progress_,
+                 choice->kind == ReaderKind::Paths ? kernel_walked() : kernel_run());
+    report_.reader = reader_name(choice->kind);
+    if (!choice->note.empty()) report_.notes.push_back(choice->note);
+    // A remainder's other references are found by LOGICAL_INO, which a walk cannot ask.
+    if (choice->kind == ReaderKind::Paths) o_.rewrite_remainders = false;
+    if (choice->kind == ReaderKind::Paths && !o_.subvolumes.empty())
+      return fail(btrfs::Error{0, "--subvol, --exclude-subvol and --all-subvols need the tree "
+                                  "reader (root, on btrfs)"});
     return true;
   }
 
@@ -182,7 +215,7 @@ class Job {
     r.seconds.scan = since(t);
     WholeScanSource changed(std::move(**scan), catalog_.get(), reread_changed(*catalog_),
                             o_.io_threads);
-    run_batches(changed, run_, r);
+    run_batches(changed, *run_, r);
     add(std::move(r));
     note_stop();
     return true;
@@ -212,8 +245,8 @@ class Job {
     if (!*base) return false;
     FilesystemReport r = filesystem_report();
     r.seconds.scan = since(t);
-    WindowSource windows(*session, std::move(**base), run_);
-    run_batches(windows, run_, r);
+    WindowSource windows(*session, std::move(**base), *run_);
+    run_batches(windows, *run_, r);
     add(std::move(r));
     note_stop();
     return true;
@@ -272,7 +305,7 @@ class Job {
     } else {
       WholeScanSource source(std::move(*scan), catalog_.get(),
                              reread_subvolumes(subvolumes, scan_options_), o_.io_threads);
-      run_batches(source, run_, r);
+      run_batches(source, *run_, r);
     }
     add(std::move(r));
     note_stop();
@@ -281,7 +314,7 @@ class Job {
 
   // Each path, the paths of one filesystem deduped together. False: more files than the cap.
   bool run_paths() {
-    auto scans = scan_paths(o_.paths, scan_options_, progress_);
+    auto scans = scan_paths(o_.paths, scan_options_, *reader_, progress_);
     if (!scans) return false;
     auto& errors = report_.path_errors;
     errors.insert(errors.end(), scans->errors.begin(), scans->errors.end());
@@ -297,8 +330,9 @@ class Job {
       } else {
         WholeScanSource paths(std::move(*merged),
                               fsid == scans->filesystems.front() ? catalog_.get() : nullptr,
-                              reread_roots(scan_options_), o_.io_threads);
-        run_batches(paths, run_, r);
+                              reread_roots(scan_options_, *reader_), o_.io_threads,
+                              reader_->checksums());
+        run_batches(paths, *run_, r);
       }
       add(std::move(r));
     }
@@ -308,9 +342,10 @@ class Job {
 
   JobOptions o_;
   ProgressSink* progress_;
-  RunContext run_;  // of o_ as resolved
+  std::optional<RunContext> run_;  // of o_ as resolved, once the reader is chosen
   btrfs::Timespec started_at_;
   JobReport report_;
+  const RootReader* reader_ = &reader_of(ReaderKind::Tree);
   std::unique_ptr<CatalogSession> catalog_;
   std::optional<ResolvedSelection> selection_;
   ScanOptions scan_options_;

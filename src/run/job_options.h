@@ -5,12 +5,14 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "src/dedupe/dedupe_engine.h"
 #include "src/dedupe/round_pace.h"
 #include "src/plan/remainder_plan.h"
+#include "src/read/reader_kind.h"
 #include "src/scope/subvolume_selection.h"
 
 namespace btrdedupe {
@@ -46,6 +48,8 @@ struct JobOptions {
   // --subvol, --exclude-subvol, --all-subvols (src/scope/subvolume_selection.h). With a flat
   // selection the paths only name the filesystem (they must all be on one).
   SubvolumeSelection subvolumes;
+  // --reader: the reader asked for; nullopt: the one the filesystem and privileges allow.
+  std::optional<ReaderKind> reader;
   // Set (by a signal handler) to stop cleanly: no new dedupe round starts, no new
   // filesystem's dedupe starts; the report says so (JobReport::stopped).
   const std::atomic<bool>* stop = nullptr;

@@ -7,7 +7,8 @@
 namespace btrdedupe {
 
 btrfs::Result<PathScans> scan_paths(const std::vector<std::string>& paths,
-                                    const ScanOptions& options, ProgressSink* progress) {
+                                    const ScanOptions& options, const RootReader& reader,
+                                    ProgressSink* progress) {
   PathScans out;
   const uint64_t cap = options.max_files;
   uint64_t files = 0;
@@ -16,7 +17,7 @@ btrfs::Result<PathScans> scan_paths(const std::vector<std::string>& paths,
     report_progress(progress, "scan", 0, 0);
     ScanOptions capped = options;
     if (cap) capped.max_files = cap > files ? cap - files : 1;
-    auto scan = scan_tree(path, capped);
+    auto scan = reader.scan(path, capped);
     if (!scan && cap && scan.error().code == EFBIG) return scan.error();
     if (!scan) {
       out.errors.push_back(scan.error().message());

@@ -8,6 +8,7 @@
 
 #include "btrfs/result.h"
 #include "src/report/progress_sink.h"
+#include "src/read/root_reader.h"
 #include "src/read/tree_scan.h"
 
 namespace btrdedupe {
@@ -24,6 +25,7 @@ struct PathScans {
 // whole is EFBIG (the only error returned), and the run either takes windows or scans again
 // without the cap.
 btrfs::Result<PathScans> scan_paths(const std::vector<std::string>& paths,
-                                    const ScanOptions& options, ProgressSink* progress);
+                                    const ScanOptions& options, const RootReader& reader,
+                                    ProgressSink* progress);
 
 }  // namespace btrdedupe

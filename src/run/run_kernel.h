@@ -23,11 +23,12 @@ class RunKernel {
   virtual ~RunKernel();
   virtual DedupeKernel& dedupe() = 0;
   virtual RewriteKernel& rewrite() = 0;
-  // Whether each of `extents` is still allocated once the run's changes are committed, for
-  // the filesystem of `root` (still_allocated in src/plan/freed_space.h). `scanned_at`: the
-  // generation the run's scan began at.
+  // Whether each of `extents` is still allocated once the run's changes are committed
+  // (still_allocated in src/plan/freed_space.h). `now`: the confirmation's read of the
+  // trees after the dedupe (its roots name the filesystem); `scanned_at`: the generation
+  // the run's scan began at.
   virtual btrfs::Result<std::vector<bool>> still_allocated(
-      const std::string& root, const std::vector<PhysicalExtent>& extents,
+      const ScanResult& now, const std::vector<PhysicalExtent>& extents,
       uint64_t scanned_at) = 0;
   // Every subvolume of the filesystem of `root`; empty when they cannot be listed.
   virtual std::vector<btrfs::Subvolume> subvolumes(const std::string& root) = 0;
@@ -37,5 +38,10 @@ class RunKernel {
 
 // The real kernel: FIDEDUPERANGE, syncfs and the extent tree, libbtrfsutil, sysfs.
 RunKernel& kernel_run();
+// The real kernel as a path walk reaches it (src/read/path_walk.h), with no extent tree to
+// ask: an extent is still allocated while the confirmation's walk maps any of its bytes,
+// or while FIEMAP could not vouch for its references (FileExtent::refs_unknown). No
+// remainder is rewritten (no backrefs to find them) and no subvolume is listed.
+RunKernel& kernel_walked();
 
 }  // namespace btrdedupe

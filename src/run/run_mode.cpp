@@ -4,6 +4,7 @@ namespace btrdedupe {
 
 RunMode next_run_mode(const RunFacts& f) {
   if (f.catalog && f.unchanged) return RunMode::Unchanged;
+  if (f.walks_paths) return RunMode::Whole;  // a walk knows nothing before it walks
   // Only what changed since the last run, when the catalog allows it.
   if (f.catalog && !f.nothing_selected && !f.incremental_declined) return RunMode::Incremental;
   if (f.nothing_selected) return RunMode::NothingSelected;

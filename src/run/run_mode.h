@@ -19,6 +19,8 @@ enum class RunMode {
 // What the run knows so far. The ...declined and too_many_files facts are learnt by trying.
 struct RunFacts {
   bool catalog = false;               // a hashfile is open
+  // The roots are walked (src/read/path_walk.h): no generations, windows or estimates.
+  bool walks_paths = false;
   bool unchanged = false;             // CatalogSession::unchanged_since_last_run said so
   bool nothing_selected = false;      // a flat selection (--subvol, --all-subvols) found none
   bool incremental_declined = false;  // incremental_scan: the trees must be read whole

@@ -229,7 +229,7 @@ DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const RunC
 void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
                          const PlanFootprint& footprint, const RewriteStats& rewritten,
                          uint64_t scanned_at, RunKernel& kernel, FilesystemReport& r) {
-  auto allocated = kernel.still_allocated(scan.roots.front().path, extents, scanned_at);
+  auto allocated = kernel.still_allocated(scan, extents, scanned_at);
   if (!allocated) {
     if (r.error.empty())
       r.error = "reading the extent tree after dedupe: " + allocated.error().message();

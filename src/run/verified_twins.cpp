@@ -28,7 +28,8 @@ uint64_t get(const uint8_t*& in) {
 constexpr uint64_t PassedOver::*kPassedOver[] = {
     &PassedOver::inline_extents, &PassedOver::inline_bytes,     &PassedOver::hole_extents,
     &PassedOver::hole_bytes,     &PassedOver::prealloc_extents, &PassedOver::prealloc_bytes,
-    &PassedOver::excluded_files, &PassedOver::readonly_aliases};
+    &PassedOver::excluded_files, &PassedOver::readonly_aliases, &PassedOver::unreadable,
+    &PassedOver::not_ours_files};
 // prealloc_bytenrs is not kept: a kept twin is a source only, and only a destination's
 // extents are judged by it.
 static_assert(sizeof(PassedOver) ==

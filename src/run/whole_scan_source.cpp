@@ -8,10 +8,10 @@ namespace btrdedupe {
 namespace {
 
 btrfs::Result<ScanResult> scan_roots(const std::vector<std::string>& roots,
-                                     const ScanOptions& options) {
+                                     const ScanOptions& options, const RootReader& reader) {
   std::vector<ScanResult> scans;
   for (const auto& r : roots) {
-    auto s = scan_tree(r, options);
+    auto s = reader.scan(r, options);
     if (!s) return s.error();
     scans.push_back(std::move(*s));
   }
@@ -28,11 +28,11 @@ ScanOptions confirmation(ScanOptions options) {
 
 }  // namespace
 
-WholeReread reread_roots(const ScanOptions& options) {
-  return {[o = confirmation(options)](const ScanResult& batch) {
+WholeReread reread_roots(const ScanOptions& options, const RootReader& reader) {
+  return {[o = confirmation(options), &reader](const ScanResult& batch) {
             std::vector<std::string> roots;
             for (const auto& root : batch.roots) roots.push_back(root.path);
-            return scan_roots(roots, o);
+            return scan_roots(roots, o, reader);
           },
           false};
 }

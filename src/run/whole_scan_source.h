@@ -22,7 +22,7 @@ struct WholeReread {
   bool keeps_files = false;
 };
 // The roots of the batch read again with `options` (the first scan's: paths not kept).
-WholeReread reread_roots(const ScanOptions& options);
+WholeReread reread_roots(const ScanOptions& options, const RootReader& reader);
 // The subvolumes of a flat selection read again.
 WholeReread reread_subvolumes(ScanScope flat, const ScanOptions& options);
 // The batch's files read again through the catalog's incremental reader.

@@ -66,7 +66,7 @@ class ScriptedFilesystem final : public RunKernel, public DedupeKernel {
   }
   DedupeKernel& dedupe() override { return *this; }
   RewriteKernel& rewrite() override { return kernel_rewrite(); }  // no remainder is planned
-  btrfs::Result<std::vector<bool>> still_allocated(const std::string&,
+  btrfs::Result<std::vector<bool>> still_allocated(const ScanResult&,
                                                    const std::vector<PhysicalExtent>& extents,
                                                    uint64_t) override {
     std::vector<bool> out;

@@ -1,0 +1,136 @@
+#include "src/read/root_reader.h"
+
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "btrfs/fd.h"
+#include "btrfs/subvolume.h"
+#include "src/read/path_walk.h"
+
+namespace btrdedupe {
+namespace {
+
+btrfs::Result<btrfs::Fd> open_path(const std::string& path) {
+  return btrfs::Fd::open(path, O_RDONLY | O_NONBLOCK);
+}
+
+// A csum tree with no items.
+class NoChecksums final : public btrfs::TreeSource {
+  class Empty final : public btrfs::ItemCursor {
+    btrfs::Result<std::optional<btrfs::TreeItem>> next() override {
+      return std::optional<btrfs::TreeItem>{};
+    }
+    uint64_t ioctl_calls() const override { return 0; }
+  };
+
+ public:
+  std::unique_ptr<btrfs::ItemCursor> search(const btrfs::SearchKey&, size_t) override {
+    return std::make_unique<Empty>();
+  }
+  btrfs::Result<std::optional<btrfs::ItemKey>> first_key(const btrfs::SearchKey&) override {
+    return std::optional<btrfs::ItemKey>{};
+  }
+};
+
+class TreeReader final : public RootReader {
+ public:
+  ReaderKind kind() const override { return ReaderKind::Tree; }
+  btrfs::Result<ScanResult> scan(const std::string& root, const ScanOptions& o) const override {
+    return scan_tree(root, o);
+  }
+  btrfs::Result<std::string> fsid(const std::string& path) const override {
+    auto fd = open_path(path);
+    if (!fd) return fd.error();
+    if (auto ok = btrfs::check_is_btrfs(fd->get(), path); !ok) return ok.error();
+    auto info = btrfs::read_fs_info(fd->get());
+    if (!info) return info.error();
+    return info->fsid_string();
+  }
+  btrfs::Result<std::unordered_map<uint64_t, uint64_t>> generations(
+      const std::string& path) const override {
+    auto list = btrfs::list_subvolumes(path);
+    if (!list) return list.error();
+    std::unordered_map<uint64_t, uint64_t> out;
+    for (const auto& s : *list) out[s.id] = s.generation;
+    return out;
+  }
+  btrfs::TreeSource* checksums() const override { return nullptr; }
+};
+
+class PathReader final : public RootReader {
+ public:
+  ReaderKind kind() const override { return ReaderKind::Paths; }
+  btrfs::Result<ScanResult> scan(const std::string& root, const ScanOptions& o) const override {
+    return walk_root(root, o);
+  }
+  btrfs::Result<std::string> fsid(const std::string& path) const override {
+    auto fd = open_path(path);
+    if (!fd) return fd.error();
+    auto kind = btrfs::filesystem_kind(fd->get());
+    if (!kind) return btrfs::errno_error("statfs " + path);
+    auto info = btrfs::read_walked_fs_info(fd->get(), *kind);
+    if (!info) return info.error();
+    return info->fsid_string();
+  }
+  btrfs::Result<std::unordered_map<uint64_t, uint64_t>> generations(
+      const std::string&) const override {
+    return std::unordered_map<uint64_t, uint64_t>{};
+  }
+  btrfs::TreeSource* checksums() const override { return &none_; }
+
+ private:
+  mutable NoChecksums none_;
+};
+
+bool has_sys_admin() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+  if (::syscall(SYS_capget, &header, data) != 0) return ::geteuid() == 0;
+  return data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32));
+}
+
+}  // namespace
+
+const char* reader_name(ReaderKind kind) { return kind == ReaderKind::Tree ? "tree" : "paths"; }
+
+const RootReader& reader_of(ReaderKind kind) {
+  static const TreeReader tree;
+  static const PathReader paths;
+  if (kind == ReaderKind::Tree) return tree;
+  return paths;
+}
+
+ReaderGround reader_ground(int fd) {
+  ReaderGround g;
+  auto kind = btrfs::filesystem_kind(fd, &g.fs_name);
+  g.fs = kind ? *kind : btrfs::FsKind::Other;
+  if (!kind) g.fs_name = "an unknown filesystem";
+  g.may_search_trees = has_sys_admin();
+  return g;
+}
+
+btrfs::Result<ReaderChoice> choose_reader(const ReaderGround& ground, const std::string& path,
+                                          std::optional<ReaderKind> forced) {
+  if (ground.fs == btrfs::FsKind::Other)
+    return btrfs::Error{0, path + " is on " + ground.fs_name +
+                               ": btrdedupe dedupes on btrfs and XFS"};
+  const bool xfs = ground.fs == btrfs::FsKind::Xfs;
+  if (xfs && forced == ReaderKind::Tree)
+    return btrfs::Error{0, path + " is on xfs, which has no trees to search: use --reader=paths"};
+  ReaderChoice c;
+  c.kind = forced ? *forced
+                  : (xfs || !ground.may_search_trees ? ReaderKind::Paths : ReaderKind::Tree);
+  if (c.kind == ReaderKind::Tree) return c;
+  const char* why = xfs                         ? "xfs has no trees to search"
+                    : !ground.may_search_trees  ? "tree search needs root"
+                                                : "--reader=paths";
+  c.note = std::string("reading by paths (") + why +
+           "): file data is read for fingerprints (no checksum tree) and each run walks every "
+           "file (no generations)";
+  if (!ground.may_search_trees) c.note += "; only files you may write are deduped into";
+  return c;
+}
+
+}  // namespace btrdedupe
