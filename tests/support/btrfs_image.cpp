@@ -67,14 +67,15 @@ std::string trim(std::string s) {
 }
 
 bool attach_and_mount(const std::string& image, const std::string& mount_point,
-                      const std::string& options, std::string* device, std::string* why) {
+                      const std::string& options, const std::string& fs_type,
+                      std::string* device, std::string* why) {
   const auto loop = run_command("losetup -f --show " + shell_quote(image));
   if (loop.exit_code != 0) {
     *why = "losetup -f --show " + image + " failed: " + loop.output;
     return false;
   }
   *device = trim(loop.output);
-  std::string cmd = "mount -t btrfs ";
+  std::string cmd = "mount -t " + fs_type + " ";
   if (!options.empty()) cmd += "-o " + shell_quote(options) + " ";
   cmd += shell_quote(*device) + " " + shell_quote(mount_point);
   const auto mounted = run_command(cmd);
@@ -152,14 +153,16 @@ std::unique_ptr<BtrfsImage> BtrfsImage::create(const ImageOptions& options, std:
     *why = "truncate failed: " + truncated.output;
     return nullptr;
   }
-  std::string mkfs = "mkfs.btrfs -q -f";
+  img->fs_type_ = options.fs_type;
+  std::string mkfs = "mkfs." + options.fs_type + " -q -f";
   for (const auto& arg : options.mkfs_args) mkfs += " " + shell_quote(arg);
   const auto made = run_command(mkfs + " " + shell_quote(img->image_));
   if (made.exit_code != 0) {
-    *why = mkfs + " failed (is btrfs-progs installed?): " + made.output;
+    *why = mkfs + " failed (are btrfs-progs and xfsprogs installed?): " + made.output;
     return nullptr;
   }
-  if (!attach_and_mount(img->image_, img->mount_point_, img->mount_options_, &img->device_, why))
+  if (!attach_and_mount(img->image_, img->mount_point_, img->mount_options_, img->fs_type_,
+                        &img->device_, why))
     return nullptr;
   img->mounted_ = true;
   return img;
@@ -182,7 +185,7 @@ bool BtrfsImage::remount(std::string* why) {
     return false;
   }
   mounted_ = false;
-  if (!attach_and_mount(image_, mount_point_, mount_options_, &device_, why)) return false;
+  if (!attach_and_mount(image_, mount_point_, mount_options_, fs_type_, &device_, why)) return false;
   mounted_ = true;
   return true;
 }
@@ -197,7 +200,7 @@ bool BtrfsImage::check_unmounted(std::string* report) {
   const auto check = run_command("btrfs check --readonly " + shell_quote(image_) + " 2>&1");
   *report = check.output;
   std::string why;
-  if (!attach_and_mount(image_, mount_point_, mount_options_, &device_, &why)) {
+  if (!attach_and_mount(image_, mount_point_, mount_options_, fs_type_, &device_, &why)) {
     *report += "\nmount again: " + why;
     return false;
   }

@@ -21,6 +21,7 @@ struct ImageOptions {
   uint64_t size_bytes = 1ULL << 30;     // sparse: costs only what is written
   std::vector<std::string> mkfs_args;   // e.g. {"--csum", "xxhash"}
   std::string mount_options;            // e.g. "compress=zstd"
+  std::string fs_type = "btrfs";        // "xfs": the path reader's other filesystem
 };
 
 class BtrfsImage {
@@ -45,7 +46,7 @@ class BtrfsImage {
 
  private:
   BtrfsImage() = default;
-  std::string work_dir_, image_, mount_point_, device_, mount_options_;
+  std::string work_dir_, image_, mount_point_, device_, mount_options_, fs_type_;
   bool mounted_ = false;
 };
 

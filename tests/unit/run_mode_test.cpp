@@ -152,5 +152,14 @@ TEST(RunMode, AHashfileThatMayNotTakeWindowsReadsWhole) {
   EXPECT_EQ(modes_tried(f, {.more_than_cap = true}), (std::vector{Incremental, Whole}));
 }
 
+TEST(RunMode, AWalkOfThePathsReadsThemWholeWhateverElseIsAsked) {
+  for (RunFacts f : {no_hashfile(), hashfile(true), hashfile(false)}) {
+    f.walks_paths = true;
+    f.windows_requested = true;  // -B: a walk has no windows to take
+    f.estimated_past_cap = true;
+    EXPECT_EQ(modes_tried(f, {.incremental_possible = true}), (std::vector{Whole}));
+  }
+}
+
 }  // namespace
 }  // namespace btrdedupe
