@@ -5,7 +5,7 @@ _btrdedupe() {
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
   local opts="-d --dedupe -r --recursive --dry-run --exclude --min-size --dedupe-options
-    --fdupes -b --blocksize --io-threads --hashfile -h --human -q --quiet -v --verbose --debug
+    --fdupes -b --blocksize --io-threads --reader --hashfile -h --human -q --quiet -v --verbose --debug
     --json --progress --help --version -B --batchsize --cpu-threads --skip-zeroes -A -x
     --subvol --exclude-subvol --all-subvols --dedupe-readonly --list-subvols --max-runtime
     --follow --settle --poll-interval --stall-limit --no-yield --max-read-rate --status"
@@ -16,6 +16,8 @@ _btrdedupe() {
       COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
     --progress)
       COMPREPLY=($(compgen -W "auto tty json none" -- "$cur")); return 0 ;;
+    --reader)
+      COMPREPLY=($(compgen -W "tree paths" -- "$cur")); return 0 ;;
     --dedupe-options)
       COMPREPLY=($(compgen -W "partial nopartial same nosame only_whole_files" -- "$cur"))
       return 0 ;;
@@ -31,6 +33,8 @@ _btrdedupe() {
   case $cur in
     --progress=*)
       COMPREPLY=($(compgen -W "auto tty json none" -- "${cur#--progress=}")); return 0 ;;
+    --reader=*)
+      COMPREPLY=($(compgen -W "tree paths" -- "${cur#--reader=}")); return 0 ;;
     --dedupe-options=*)
       local list=${cur#--dedupe-options=} done_part=""
       [[ $list == *,* ]] && done_part=${list%,*},

@@ -56,6 +56,11 @@ void leave_out_hashfile(JobOptions& job, const std::string& hashfile) {
 
 int run_follow(const CliOptions& o, JobOptions job, FollowSignals signals, ProgressSink* progress) {
   std::FILE* events = o.progress == ProgressMode::Json ? stderr : nullptr;
+  if (job.reader == ReaderKind::Paths) {
+    std::fprintf(stderr, "btrdedupe: --follow reads what changed by generation: it needs the "
+                         "tree reader, not --reader=paths\n");
+    return kExitUsage;
+  }
   auto world = system_follow_world(job.paths.front(), job.hashfile, events, progress);
   if (!world) {
     std::fprintf(stderr, "btrdedupe: --follow: %s\n", world.error().message().c_str());

@@ -12,6 +12,7 @@
 #include <ctime>
 
 #include "btrfs/fd.h"
+#include "src/read/root_reader.h"
 #include "btrfs/fs_info.h"
 #include "btrfs/space_reservations.h"
 #include "src/run/heap_release.h"
@@ -90,6 +91,10 @@ btrfs::Result<std::unique_ptr<FollowWorld>> system_follow_world(const std::strin
   auto fd = btrfs::Fd::open(path, O_RDONLY | O_NONBLOCK);
   if (!fd) return fd.error();
   if (auto ok = btrfs::check_is_btrfs(fd->get(), path); !ok) return ok.error();
+  // A cycle reads what changed since the last by generation: the tree reader's way.
+  if (!reader_ground(fd->get()).may_search_trees)
+    return btrfs::Error{EPERM, "--follow reads the trees of btrfs, which needs root "
+                               "(CAP_SYS_ADMIN)"};
   auto info = btrfs::read_fs_info(fd->get());
   if (!info) return info.error();
   if (info->generation == 0)

@@ -17,6 +17,7 @@
 #include "btrfs/fs_info.h"
 #include "btrfs/items.h"
 #include "btrfs/subvolume.h"
+#include "src/scope/scan_admission.h"
 
 namespace btrdedupe {
 namespace {
@@ -145,8 +146,8 @@ class PathWalk {
     if (dev != d.dev) {
       if (!same_filesystem(child.fd.get()) || !o_.recursive) return std::optional<Directory>{};
       const uint64_t id = register_subvolume(child.fd.get());
-      if (o_.excluded_subvolumes.count(id) || (o_.exclude && o_.exclude(root_, child.relative))) {
-        ++out_.excluded;
+      if (!admits_subvolume(o_, id, out_.roots.front(), child.relative)) {
+        count_left_out(Admission::Excluded, out_);
         return std::optional<Directory>{};
       }
       child.subvolume = id;
@@ -165,14 +166,13 @@ class PathWalk {
   btrfs::Result<void> add_file(int dir, const char* name, const struct statx& st,
                                uint32_t node, uint64_t parent, uint64_t subvolume,
                                const Directory* in = nullptr) {
-    if (st.stx_size < o_.min_file_size) return {};
-    if (o_.exclude) {
-      const std::string relative = in ? join_relative(in->relative, name) : "";
-      if (o_.exclude(root_, relative)) {
-        ++out_.excluded;
-        ++out_.passed_over.excluded_files;
-        return {};
-      }
+    const Admission admitted = admit_file(o_, out_.roots.front(), st.stx_size, [&](std::string& rel) {
+      rel = in ? join_relative(in->relative, name) : "";
+      return true;
+    });
+    if (admitted != Admission::Taken) {
+      count_left_out(admitted, out_);
+      return {};
     }
     if (st.stx_nlink > 1 && !linked_.emplace(subvolume, st.stx_ino).second) return {};
     auto fd = open_to_read(dir, name, 0);

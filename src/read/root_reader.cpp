@@ -122,10 +122,9 @@ btrfs::Result<ReaderChoice> choose_reader(const ReaderGround& ground, const std:
   ReaderChoice c;
   c.kind = forced ? *forced
                   : (xfs || !ground.may_search_trees ? ReaderKind::Paths : ReaderKind::Tree);
-  if (c.kind == ReaderKind::Tree) return c;
-  const char* why = xfs                         ? "xfs has no trees to search"
-                    : !ground.may_search_trees  ? "tree search needs root"
-                                                : "--reader=paths";
+  // A reader asked for needs no note; one the run fell back to does.
+  if (c.kind == ReaderKind::Tree || (forced && !xfs && ground.may_search_trees)) return c;
+  const char* why = xfs ? "xfs has no trees to search" : "tree search needs root";
   c.note = std::string("reading by paths (") + why +
            "): file data is read for fingerprints (no checksum tree) and each run walks every "
            "file (no generations)";

@@ -9,24 +9,12 @@
 #include "src/report/byte_size.h"
 #include "src/dedupe/dedupe_engine.h"
 #include "src/read/reader_kind.h"
+#include "src/report/reader_words.h"
 
 namespace btrdedupe {
 namespace {
 
 unsigned long long ull(uint64_t v) { return static_cast<unsigned long long>(v); }
-
-// The words each reader's figures deserve, chosen once from JobReport::reader.
-struct ReaderWords {
-  bool tree_counts;       // the scan line names tree items and searches
-  const char* freed_as;   // what a freed extent is, and whose count it agrees with
-  const char* confirmed;  // how the figure was confirmed
-};
-constexpr ReaderWords kTreeWords{true, "whole extents, as btrfs filesystem df counts them",
-                                 "from the trees"};
-constexpr ReaderWords kPathWords{false,
-                                 "extents no file maps any more and FIEMAP said no other file "
-                                 "held, as df and btrfs filesystem df count them",
-                                 "by walking the files again"};
 
 class Printer {
  public:
@@ -79,9 +67,9 @@ class Printer {
                    roots.c_str(), ull(r.subvolumes), ull(r.files), ull(r.extents),
                    ull(r.tree_items), ull(r.tree_searches), r.seconds.scan);
     else
-      std::fprintf(out_, "Walked %s: %llu subvolume(s), %llu files, %llu extents (FIEMAP, "
-                   "%.2f s)\n", roots.c_str(), ull(r.subvolumes), ull(r.files), ull(r.extents),
-                   r.seconds.scan);
+      std::fprintf(out_, "Scanned %s: %llu subvolume(s), %llu files, %llu extents (walked, "
+                   "mapped with FIEMAP, %.2f s)\n", roots.c_str(), ull(r.subvolumes),
+                   ull(r.files), ull(r.extents), r.seconds.scan);
     if (r.windows) {
       std::string why = " (more files than a whole run holds)";
       if (job.window_files)

@@ -140,6 +140,8 @@ class Job {
     if (!choice->note.empty()) report_.notes.push_back(choice->note);
     // A remainder's other references are found by LOGICAL_INO, which a walk cannot ask.
     if (choice->kind == ReaderKind::Paths) o_.rewrite_remainders = false;
+    if (choice->kind == ReaderKind::Paths && o_.window_files)
+      report_.notes.push_back("-B: a walk of the paths has no windows; the tree is read whole");
     if (choice->kind == ReaderKind::Paths && !o_.subvolumes.empty())
       return fail(btrfs::Error{0, "--subvol, --exclude-subvol and --all-subvols need the tree "
                                   "reader (root, on btrfs)"});

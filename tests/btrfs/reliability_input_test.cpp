@@ -33,10 +33,11 @@ TEST(ReliabilityInput, PathsThatCannotBeScannedAreNamedAndExitOne) {
       << r.output;
   r = run_binary("-dr /dev/shm");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(has(r.output, "btrdedupe: /dev/shm is on tmpfs, not btrfs")) << r.output;
+  EXPECT_TRUE(has(r.output, "btrdedupe: /dev/shm is on tmpfs: btrdedupe dedupes on btrfs and XFS"))
+      << r.output;
   r = run_binary("-dr /proc");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(has(r.output, "is on proc, not btrfs")) << r.output;
+  EXPECT_TRUE(has(r.output, "is on proc: btrdedupe dedupes on btrfs and XFS")) << r.output;
   print_counts({3, 0, 0, 0});
 }
 
