@@ -12,8 +12,14 @@
 namespace btrdedupe {
 namespace {
 
-btrfs::Result<btrfs::Fd> open_path(const std::string& path) {
-  return btrfs::Fd::open(path, O_RDONLY | O_NONBLOCK);
+// The fsid of the filesystem of `path`, as `read` finds it from an fd there.
+template <class Read>
+btrfs::Result<std::string> fsid_at(const std::string& path, Read&& read) {
+  auto fd = btrfs::Fd::open(path, O_RDONLY | O_NONBLOCK);
+  if (!fd) return fd.error();
+  btrfs::Result<btrfs::FsInfo> info = read(fd->get());
+  if (!info) return info.error();
+  return info->fsid_string();
 }
 
 // A csum tree with no items.
@@ -41,12 +47,10 @@ class TreeReader final : public RootReader {
     return scan_tree(root, o);
   }
   btrfs::Result<std::string> fsid(const std::string& path) const override {
-    auto fd = open_path(path);
-    if (!fd) return fd.error();
-    if (auto ok = btrfs::check_is_btrfs(fd->get(), path); !ok) return ok.error();
-    auto info = btrfs::read_fs_info(fd->get());
-    if (!info) return info.error();
-    return info->fsid_string();
+    return fsid_at(path, [&](int fd) -> btrfs::Result<btrfs::FsInfo> {
+      if (auto ok = btrfs::check_is_btrfs(fd, path); !ok) return ok.error();
+      return btrfs::read_fs_info(fd);
+    });
   }
   btrfs::Result<std::unordered_map<uint64_t, uint64_t>> generations(
       const std::string& path) const override {
@@ -66,13 +70,11 @@ class PathReader final : public RootReader {
     return walk_root(root, o);
   }
   btrfs::Result<std::string> fsid(const std::string& path) const override {
-    auto fd = open_path(path);
-    if (!fd) return fd.error();
-    auto kind = btrfs::filesystem_kind(fd->get());
-    if (!kind) return btrfs::errno_error("statfs " + path);
-    auto info = btrfs::read_walked_fs_info(fd->get(), *kind);
-    if (!info) return info.error();
-    return info->fsid_string();
+    return fsid_at(path, [&](int fd) -> btrfs::Result<btrfs::FsInfo> {
+      auto kind = btrfs::filesystem_kind(fd);
+      if (!kind) return btrfs::errno_error("statfs " + path);
+      return btrfs::read_walked_fs_info(fd, *kind);
+    });
   }
   btrfs::Result<std::unordered_map<uint64_t, uint64_t>> generations(
       const std::string&) const override {
