@@ -60,7 +60,7 @@ class PathWalk {
       : root_(root), o_(options), out_(out), kind_(kind), euid_(::geteuid()) {}
 
   btrfs::Result<void> walk_file(int fd, const struct statx& st) {
-    return add_file(AT_FDCWD, root_.c_str(), st, PathTable::kRoot, 0, register_subvolume(fd));
+    return add_file(AT_FDCWD, root_.c_str(), st, nullptr, register_subvolume(fd));
   }
 
   btrfs::Result<void> walk_tree(btrfs::Fd fd, const struct statx& st) {
@@ -113,7 +113,9 @@ class PathWalk {
     std::unique_ptr<DIR, int (*)(DIR*)> dir(::fdopendir(copy), ::closedir);
     if (!dir) {
       ::close(copy);
-      return btrfs::errno_error("opendir " + path_of(d.relative));
+      if (d.relative.empty()) return btrfs::errno_error("opendir " + root_);
+      ++out_.passed_over.unreadable;  // a directory below the root: the rest goes on
+      return {};
     }
     while (const dirent* e = ::readdir(dir.get())) {
       const std::string_view name = e->d_name;
@@ -124,10 +126,7 @@ class PathWalk {
       if (S_ISDIR(st->stx_mode)) {
         below.emplace_back(e->d_name, dev_of(*st));
       } else if (S_ISREG(st->stx_mode)) {
-        const uint32_t node = o_.keep_paths ? out_.paths.add(d.node, name) : PathTable::kRoot;
-        if (auto ok = add_file(d.fd.get(), e->d_name, *st, node, d.inode, d.subvolume, &d);
-            !ok)
-          return ok;
+        if (auto ok = add_file(d.fd.get(), e->d_name, *st, &d, d.subvolume); !ok) return ok;
       }
     }
     return {};
@@ -163,9 +162,11 @@ class PathWalk {
     return info && info->fsid == out_.fs.fsid;
   }
 
+  // A regular file `name` in `dir` (`in`: the directory walked; nullptr for a root that is
+  // the file), unless the admission rule leaves it out, it is a hard link already taken,
+  // or it cannot be read.
   btrfs::Result<void> add_file(int dir, const char* name, const struct statx& st,
-                               uint32_t node, uint64_t parent, uint64_t subvolume,
-                               const Directory* in = nullptr) {
+                               const Directory* in, uint64_t subvolume) {
     const Admission admitted = admit_file(o_, out_.roots.front(), st.stx_size, [&](std::string& rel) {
       rel = in ? join_relative(in->relative, name) : "";
       return true;
@@ -192,9 +193,9 @@ class PathWalk {
     f.inode = st.stx_ino;
     f.size = st.stx_size;
     f.inode_flags = btrfs::kInodeNoDataSum;  // no checksum tree read: the data is
-    f.parent = parent;
+    f.parent = in ? in->inode : 0;
     f.set_mtime({st.stx_mtime.tv_sec, st.stx_mtime.tv_nsec});
-    f.path_node = node;
+    if (in && o_.keep_paths) f.path_node = out_.paths.add(in->node, name);
     f.not_ours = euid_ != 0 && st.stx_uid != euid_ &&
                  ::faccessat(dir, name, W_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) != 0;
     out_.passed_over.not_ours_files += f.not_ours;
@@ -230,8 +231,6 @@ class PathWalk {
       }
     }
   }
-
-  std::string path_of(const std::string& relative) const { return join_relative(root_, relative); }
 
   const std::string root_;
   const ScanOptions& o_;
