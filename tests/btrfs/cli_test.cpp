@@ -123,9 +123,15 @@ TEST_F(CliTest, HumanSizesButTheSummaryLineStaysRawBytes) {
 
 TEST_F(CliTest, BlockSizeSetsThePartialMatchGranularity) {
   // b starts with a's first 64 KiB, then differs: a partial match of 64 KiB blocks only.
-  sh("mkdir " + shell_quote(path("d")) + " && cd " + shell_quote(path("d")) +
-     " && head -c 262144 /dev/urandom > a && head -c 65536 a > b"
-     " && head -c 196608 /dev/urandom >> b && sync");
+  // Each file is written by one direct write, so each is one extent: built with two writes,
+  // another test's sync between them left b in two extents, the first equal to a's start,
+  // which a default run then rightly dedupes as a short run that frees it.
+  sh("t=$(mktemp -d) && head -c 262144 /dev/urandom > $t/a && head -c 65536 $t/a > $t/b"
+     " && head -c 196608 /dev/urandom >> $t/b && mkdir " + shell_quote(path("d")) +
+     " && for f in a b; do dd if=$t/$f of=" + shell_quote(path("d")) + "/$f bs=256K count=1"
+     " oflag=direct status=none || exit 1; done && rm -r $t && sync");
+  ASSERT_EQ(extent_items("d/a"), 1u);
+  ASSERT_EQ(extent_items("d/b"), 1u);
   auto r = btrdedupe("-r " + shell_quote(path("d")));
   EXPECT_NE(r.output.find("Found 0 whole-file and 0 partial"), std::string::npos) << r.output;
   r = btrdedupe("-r -b 64K " + shell_quote(path("d")));
