@@ -134,18 +134,22 @@ class Job {
     auto choice = btrdedupe::choose_reader(reader_ground(fd->get()), o_.paths.front(), o_.reader);
     if (!choice) return fail(choice.error());
     reader_ = &reader_of(choice->kind);
-    run_.emplace(o_, progress_,
-                 choice->kind == ReaderKind::Paths ? kernel_walked() : kernel_run());
     report_.reader = reader_name(choice->kind);
     if (!choice->note.empty()) report_.notes.push_back(choice->note);
-    // A remainder's other references are found by LOGICAL_INO, which a walk cannot ask.
-    if (choice->kind == ReaderKind::Paths) o_.rewrite_remainders = false;
-    if (choice->kind == ReaderKind::Paths && o_.window_files)
+    return choice->kind == ReaderKind::Tree || take_the_walks_limits();
+  }
+
+  // What a walk of the paths cannot do, settled before the run: no backrefs (LOGICAL_INO)
+  // to find a remainder's other references, no windows, no subvolume selection; and what
+  // it frees is confirmed by walking again (kernel_walked).
+  bool take_the_walks_limits() {
+    run_.emplace(o_, progress_, kernel_walked());
+    o_.rewrite_remainders = false;
+    if (o_.window_files)
       report_.notes.push_back("-B: a walk of the paths has no windows; the tree is read whole");
-    if (choice->kind == ReaderKind::Paths && !o_.subvolumes.empty())
-      return fail(btrfs::Error{0, "--subvol, --exclude-subvol and --all-subvols need the tree "
-                                  "reader (root, on btrfs)"});
-    return true;
+    if (o_.subvolumes.empty()) return true;
+    return fail(btrfs::Error{0, "--subvol, --exclude-subvol and --all-subvols need the tree "
+                                "reader (root, on btrfs)"});
   }
 
   bool select() {

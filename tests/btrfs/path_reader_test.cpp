@@ -138,6 +138,13 @@ TEST_F(XfsPathReaderTest, TheTreeReaderIsRefusedWithAReason) {
       << err;
   EXPECT_EQ(btrdedupe_split("-d --reader=sideways " + shell_quote(path("d")), &out, &err), 2);
   EXPECT_NE(err.find("--reader: 'sideways' (known: tree, paths)"), std::string::npos) << err;
+  EXPECT_EQ(btrdedupe_split("-d --all-subvols " + shell_quote(path("d")), &out, &err), 1);
+  EXPECT_NE(err.find("--all-subvols need the tree reader (root, on btrfs)"), std::string::npos)
+      << err;
+  // -B has no windows to take in a walk: said, and the run reads whole.
+  EXPECT_EQ(btrdedupe_split("-d -B 1 " + shell_quote(path("d")), &out, &err), 0) << err;
+  EXPECT_NE(err.find("-B: a walk of the paths has no windows"), std::string::npos) << err;
+  EXPECT_NE(out.find("Deduped 1048576 in 1 calls"), std::string::npos) << out;
 }
 
 TEST_F(XfsPathReaderTest, AFilesystemWithoutDedupeIsNamed) {
