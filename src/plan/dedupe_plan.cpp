@@ -38,8 +38,7 @@ size_t choose_target_with(const ScanResult& scan, const DuplicateGroup& g,
     auto& [count, ro] = layout_info[m.layout];
     count = std::max(count, e ? refs.of(e->disk_bytenr) : 0);
     ro = ro || readonly_subvolume(scan, scan.files[m.file].subvolume) ||
-         scan.files[m.file].readonly_alias || scan.files[m.file].outside_roots ||
-         scan.files[m.file].not_ours;
+         scan.files[m.file].readonly_alias || scan.files[m.file].source_only();
   }
   size_t best = 0;
   auto key = [&](size_t i) {
@@ -105,7 +104,7 @@ DedupePlan plan_rounds(const ScanResult& scan, const MatchResult& matches,
       const auto& m = g.members[i];
       if (i == t || m.layout == target.layout) continue;
       // A source only: never written to.
-      if (scan.files[m.file].outside_roots || scan.files[m.file].not_ours) continue;
+      if (scan.files[m.file].source_only()) continue;
       if (options.roles && options.roles->source_only(m.file)) continue;
       if (!options.dedupe_readonly && readonly_subvolume(scan, scan.files[m.file].subvolume)) {
         ++plan.readonly_members_skipped;

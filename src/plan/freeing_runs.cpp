@@ -47,11 +47,6 @@ struct Run {
   uint32_t candidate = 0;
 };
 
-bool writable(const ScanResult& scan, const ScannedFile& f) {
-  return !f.readonly_alias && !f.outside_roots && !f.not_ours &&
-         !readonly_subvolume(scan, f.subvolume);
-}
-
 // The references of the extent at ex[begin, end) outside the destination ranges into c,
 // or false when one is in a file that may not be written (its extent can never go).
 bool remainder_of(const ScanResult& scan, const RangesByFile& ranges, size_t begin, size_t end,

@@ -10,12 +10,6 @@
 namespace btrdedupe {
 namespace {
 
-// A file whose ranges may be rewritten: the rule's first condition.
-bool writable(const ScanResult& scan, const ScannedFile& f) {
-  return !f.readonly_alias && !f.outside_roots && !f.not_ours &&
-         !readonly_subvolume(scan, f.subvolume);
-}
-
 // The remainder of the extent whose references are ex[begin, end), or nothing when the
 // rule does not allow its rewrite (except for the budget).
 std::optional<RemainderExtent> remainder_of(const ScanResult& scan, const RangesByFile& ranges,

@@ -38,6 +38,9 @@ struct ScannedFile {
   // kernel will not dedupe into. A source only, never a destination.
   bool not_ours = false;
 
+  // Never a dedupe destination: only a source for the files the run may write.
+  bool source_only() const { return outside_roots || not_ours; }
+
   bool nodatasum() const { return inode_flags & btrfs::kInodeNoDataSum; }
   btrfs::Timespec mtime() const { return {mtime_sec, mtime_nsec}; }
   void set_mtime(btrfs::Timespec t) {

@@ -34,13 +34,14 @@ btrfs::Result<struct statx> statx_at(int dir, const char* name, int flags) {
   return st;
 }
 
-// Opens for reading without touching atime where the caller owns the file (O_NOATIME is
-// refused otherwise).
-btrfs::Result<btrfs::Fd> open_to_read(int dir, const char* name, int more) {
-  const int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | more;
-  auto fd = btrfs::Fd::open_at(dir, name, flags | O_NOATIME);
-  if (!fd && fd.error().code == EPERM) fd = btrfs::Fd::open_at(dir, name, flags);
-  return fd;
+// Opens for reading; without touching atime where the caller owns the file or is root (the
+// kernel refuses O_NOATIME otherwise, so it is not asked for there).
+btrfs::Result<btrfs::Fd> open_to_read(int dir, const char* name, bool may_noatime) {
+  const int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
+  if (may_noatime)
+    if (auto fd = btrfs::Fd::open_at(dir, name, flags | O_NOATIME); fd || fd.error().code != EPERM)
+      return fd;
+  return btrfs::Fd::open_at(dir, name, flags);
 }
 
 // A directory being walked: where it is, and the names below it to visit.
@@ -176,7 +177,8 @@ class PathWalk {
       return {};
     }
     if (st.stx_nlink > 1 && !linked_.emplace(subvolume, st.stx_ino).second) return {};
-    auto fd = open_to_read(dir, name, 0);
+    const bool owned = euid_ == 0 || st.stx_uid == euid_;
+    auto fd = open_to_read(dir, name, owned);
     if (!fd) {
       ++out_.passed_over.unreadable;
       return {};
@@ -196,8 +198,7 @@ class PathWalk {
     f.parent = in ? in->inode : 0;
     f.set_mtime({st.stx_mtime.tv_sec, st.stx_mtime.tv_nsec});
     if (in && o_.keep_paths) f.path_node = out_.paths.add(in->node, name);
-    f.not_ours = euid_ != 0 && st.stx_uid != euid_ &&
-                 ::faccessat(dir, name, W_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) != 0;
+    f.not_ours = !owned && ::faccessat(dir, name, W_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) != 0;
     out_.passed_over.not_ours_files += f.not_ours;
     const auto index = static_cast<uint32_t>(out_.files.size());
     add_extents(*map, index, f);

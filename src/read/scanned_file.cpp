@@ -55,6 +55,10 @@ bool readonly_subvolume(const ScanResult& scan, uint64_t id) {
   return false;
 }
 
+bool writable(const ScanResult& scan, const ScannedFile& file) {
+  return !file.readonly_alias && !file.source_only() && !readonly_subvolume(scan, file.subvolume);
+}
+
 btrfs::Result<btrfs::Fd> open_scanned_file(const ScanResult& scan, const ScannedFile& file,
                                            bool unchanged) {
   const std::string p = file_path(scan, file);

@@ -13,6 +13,9 @@ std::string relative_path(const ScanResult& scan, const ScannedFile& file);
 std::string file_path(const ScanResult& scan, const ScannedFile& file);
 // Whether subvolume `id` of the scan is read-only (its files are never destinations).
 bool readonly_subvolume(const ScanResult& scan, uint64_t id);
+// Whether a run may write into `file` (dedupe into it, rewrite its ranges): not a folded
+// read-only snapshot copy, not a source only, not in a read-only subvolume.
+bool writable(const ScanResult& scan, const ScannedFile& file);
 
 // Opens `file` read-only (O_NOFOLLOW, O_NOATIME where permitted: reading for fingerprints
 // or prefetch must not touch atime) and checks it is the same inode. With `unchanged`,

@@ -80,10 +80,10 @@ class Printer {
       std::fprintf(out_, "  read, matched and deduped in %llu windows of %llu files%s\n",
                    ull(r.windows), ull(r.window_files), why.c_str());
     }
-    std::fprintf(out_, "  data in regular extents: %s logical, %s distinct, %s allocated on disk "
-                 "in %llu extents\n",
+    std::fprintf(out_, "  data in regular extents: %s logical, %s distinct, %s %s in %llu extents\n",
                  size(r.before.logical_bytes).c_str(), size(r.before.unique_bytes).c_str(),
-                 size(r.before.allocated_bytes).c_str(), ull(r.before.physical_extents));
+                 size(r.before.allocated_bytes).c_str(), words_.on_disk,
+                 ull(r.before.physical_extents));
     std::fprintf(out_, "  already shared (reflinks, snapshots; fingerprinted once): %s\n",
                  size(r.before.shared_bytes).c_str());
     const auto& p = r.passed_over;
