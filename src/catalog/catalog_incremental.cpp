@@ -40,14 +40,14 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
     const ScanScope& scope, const ScanOptions& options) {
   if (side_run_) {
     ScanResult out;
-    auto scan = scope.reader(options, out);
+    auto scan = reader_->targeted(scope, options, out);
     return side_scan(std::move(scan), std::move(out));
   }
   recorded_generations_ = catalog_->subvolume_generations();
   // A first run, or one that must match every file again (Catalog::pending).
   if (recorded_generations_.empty() || rescan_all_) return std::optional<ScanResult>{};
   ScanResult out;
-  auto inc = scope.reader(options, out);
+  auto inc = reader_->targeted(scope, options, out);
   if (!inc || !*inc) return std::optional<ScanResult>{};  // the full scan says what is wrong
   incremental_ = std::move(*inc);
   return find_changed(std::move(out));

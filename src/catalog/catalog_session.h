@@ -75,7 +75,8 @@ class CatalogSession {
   // A catalog in a new temporary file (in $TMPDIR, else /var/tmp: on disk, not in memory),
   // removed when the session ends: what a run read in windows without --hashfile matches
   // each window against. Scope and paths come from `options`.
-  static btrfs::Result<std::unique_ptr<CatalogSession>> open_temporary(const JobOptions& options);
+  static btrfs::Result<std::unique_ptr<CatalogSession>> open_temporary(
+      const JobOptions& options, const RootReader& reader = reader_of(ReaderKind::Tree));
   ~CatalogSession();
   CatalogSession(const CatalogSession&) = delete;
   CatalogSession& operator=(const CatalogSession&) = delete;
@@ -170,11 +171,11 @@ class CatalogSession {
   // The re-read after a window's dedupe: the files marked in `which` (its destinations),
   // in `window` itself (reread_in_place).
   btrfs::Result<void> confirm_window(ScanResult& window, const std::vector<bool>& which) {
-    return reread_in_place(incremental_->fd(), window, which);
+    return reread_in_place(incremental_->trees(), window, which);
   }
   // The re-read after an incremental run's dedupe: the files of `scan` only.
   btrfs::Result<ScanResult> confirm(const ScanResult& scan) {
-    return reread_files(incremental_->fd(), scan);
+    return reread_files(incremental_->trees(), scan);
   }
 
   // Writes rows for the files fingerprinted, drops rows of files gone from the scan,

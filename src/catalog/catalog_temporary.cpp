@@ -35,7 +35,7 @@ void remove_dead_runs_catalogs(const std::string& dir) {
 }  // namespace
 
 btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open_temporary(
-    const JobOptions& options) {
+    const JobOptions& options, const RootReader& reader) {
   const char* tmp = std::getenv("TMPDIR");
   const std::string dir = tmp && *tmp ? tmp : "/var/tmp";
   remove_dead_runs_catalogs(dir);
@@ -61,6 +61,8 @@ btrfs::Result<std::unique_ptr<CatalogSession>> CatalogSession::open_temporary(
   }
   auto s = std::make_unique<CatalogSession>(Made{}, std::move(*catalog));
   s->temporary_ = path;
+  s->reader_ = &reader;
+  s->csums_ = reader.checksums();
   s->block_size_ = options.block_size;
   return s;
 }

@@ -7,7 +7,7 @@ namespace btrdedupe {
 btrfs::Result<std::optional<ScanResult>> CatalogSession::windowed_scan(
     const ScanScope& scope, const ScanOptions& options) {
   ScanResult base;
-  auto scan = scope.reader(options, base);
+  auto scan = reader_->targeted(scope, options, base);
   return start_windows(std::move(scan), std::move(base));
 }
 

@@ -277,7 +277,7 @@ std::vector<uint32_t> IncrementalScan::finish(ScanResult& out) {
   return order;
 }
 
-btrfs::Result<ScanResult> reread_files(int fd, const ScanResult& scan) {
+btrfs::Result<ScanResult> reread_files(btrfs::TreeSource& trees, const ScanResult& scan) {
   ScanResult out;
   out.roots = scan.roots;
   out.fs = scan.fs;
@@ -285,14 +285,14 @@ btrfs::Result<ScanResult> reread_files(int fd, const ScanResult& scan) {
   out.readonly_alias_subvolumes = scan.readonly_alias_subvolumes;
   out.files = scan.files;
   for (auto& f : out.files) f.path_node = PathTable::kRoot;
-  if (auto ok = reread_in_place(fd, out, std::vector<bool>(out.files.size(), true)); !ok)
+  if (auto ok = reread_in_place(trees, out, std::vector<bool>(out.files.size(), true)); !ok)
     return ok.error();
   return out;
 }
 
-btrfs::Result<void> reread_in_place(int fd, ScanResult& scan, const std::vector<bool>& which) {
+btrfs::Result<void> reread_in_place(btrfs::TreeSource& trees, ScanResult& scan,
+                                    const std::vector<bool>& which) {
   std::erase_if(scan.extents, [&](const FileExtent& e) { return which[e.file]; });
-  btrfs::KernelTreeSource trees(fd);
   std::map<uint64_t, SubvolumeInodes> readers;
   for (uint32_t i = 0; i < scan.files.size(); ++i) {
     if (!which[i]) continue;

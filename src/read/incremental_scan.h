@@ -120,6 +120,8 @@ class IncrementalScan {
   // subvolume no window reads counts as passed.
   bool window_passed(uint64_t subvolume, uint64_t inode) const;
   int fd() const { return fd_.get(); }
+  // The trees it searches: the kernel's through fd(), or those of_tree_source was given.
+  btrfs::TreeSource& trees() const { return *trees_; }
   // Whether read-only snapshot files fold into their originals (ScanOptions).
   bool folds_readonly_aliases() const { return options_.fold_readonly_aliases; }
   // Inodes directory `dir` of `subvolume` holds now.
@@ -225,13 +227,14 @@ ScannedFile& append_file(ScanResult& out, uint64_t subvolume, uint64_t inode,
 
 // Reads the files of `scan` again with targeted searches (same files, same order; one
 // gone since is kept without extents): the confirmation after an incremental run's dedupe.
-// fd: any fd on the filesystem.
-btrfs::Result<ScanResult> reread_files(int fd, const ScanResult& scan);
+// trees: the filesystem's (IncrementalScan::trees).
+btrfs::Result<ScanResult> reread_files(btrfs::TreeSource& trees, const ScanResult& scan);
 
 // Re-reads the files of `scan` marked in `which` (by index) in `scan` itself: their state
 // and extents are replaced, the other files kept as they are. The confirmation after a
 // window's dedupe, which changed only its destinations, without a second copy of the
-// window. fd: any fd on the filesystem.
-btrfs::Result<void> reread_in_place(int fd, ScanResult& scan, const std::vector<bool>& which);
+// window. trees: the filesystem's (IncrementalScan::trees).
+btrfs::Result<void> reread_in_place(btrfs::TreeSource& trees, ScanResult& scan,
+                                    const std::vector<bool>& which);
 
 }  // namespace btrdedupe

@@ -7,7 +7,9 @@
 
 #include "btrfs/fd.h"
 #include "btrfs/subvolume.h"
+#include "src/read/incremental_scan.h"
 #include "src/read/path_walk.h"
+#include "src/read/scan_scope.h"
 
 namespace btrdedupe {
 namespace {
@@ -61,6 +63,14 @@ class TreeReader final : public RootReader {
     return out;
   }
   btrfs::TreeSource* checksums() const override { return nullptr; }
+  btrfs::Result<std::unique_ptr<IncrementalScan>> targeted(const ScanScope& scope,
+                                                           const ScanOptions& options,
+                                                           ScanResult& out) const override {
+    if (scope.flat())
+      return IncrementalScan::of_subvolumes(scope.paths.front(), *scope.subvolumes, options,
+                                            out);
+    return IncrementalScan::of_roots(scope.paths, options, out);
+  }
 };
 
 class PathReader final : public RootReader {
@@ -81,6 +91,10 @@ class PathReader final : public RootReader {
     return std::unordered_map<uint64_t, uint64_t>{};
   }
   btrfs::TreeSource* checksums() const override { return &none_; }
+  btrfs::Result<std::unique_ptr<IncrementalScan>> targeted(const ScanScope&, const ScanOptions&,
+                                                           ScanResult&) const override {
+    return std::unique_ptr<IncrementalScan>{};
+  }
 
  private:
   mutable NoChecksums none_;

@@ -6,6 +6,7 @@
 // is the same pipeline.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -17,6 +18,9 @@
 #include "src/read/tree_scan.h"
 
 namespace btrdedupe {
+
+class IncrementalScan;
+struct ScanScope;
 
 // Contract: stateless, shared by the whole run.
 class RootReader {
@@ -35,6 +39,12 @@ class RootReader {
   // Where the fingerprint takes checksums: nullptr for the kernel's csum tree; a walk's
   // has none (every sector is read).
   virtual btrfs::TreeSource* checksums() const = 0;
+  // The targeted reader of `scope`'s places (src/read/incremental_scan.h), through which
+  // re-runs read what changed, windows read a large tree and the job estimates its size.
+  // nullptr where it cannot read them so (a walk; roots on several filesystems): the run
+  // reads them whole. `out` gets the scan's roots, filesystem and subvolumes.
+  virtual btrfs::Result<std::unique_ptr<IncrementalScan>> targeted(
+      const ScanScope& scope, const ScanOptions& options, ScanResult& out) const = 0;
 };
 
 const RootReader& reader_of(ReaderKind kind);

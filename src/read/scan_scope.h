@@ -1,6 +1,7 @@
 // What a run reads: the paths it was given, or with a flat subvolume selection (--subvol,
 // --all-subvols) exactly those subvolumes of the filesystem its first path is on. One value
-// for every reader, so no reader has an entry point per kind of scope.
+// for every reader, so no reader has an entry point per kind of scope (a reader's targeted
+// reads of a scope: RootReader::targeted).
 #pragma once
 
 #include <memory>
@@ -22,11 +23,6 @@ struct ScanScope {
   // The flat selection read whole (scan_subvolumes); the paths' scans are grouped by
   // filesystem instead (src/run/path_scans.h).
   btrfs::Result<ScanResult> scan_subvolumes(const ScanOptions& options) const;
-  // The incremental reader of the same places (IncrementalScan::of_roots or
-  // of_subvolumes): nullptr where it cannot read them (the caller reads them whole). `out`
-  // gets the scan's roots, filesystem and subvolumes.
-  btrfs::Result<std::unique_ptr<IncrementalScan>> reader(const ScanOptions& options,
-                                                         ScanResult& out) const;
 };
 
 }  // namespace btrdedupe

@@ -1,6 +1,5 @@
 #include "src/run/job.h"
 
-#include <fcntl.h>
 
 #include <cerrno>
 #include <ctime>
@@ -11,17 +10,16 @@
 #include <utility>
 #include <vector>
 
-#include "btrfs/fd.h"
 #include "btrfs/subvolume.h"
 #include "src/catalog/catalog_session.h"
 #include "src/run/batch_loop.h"
-#include "src/read/incremental_scan.h"
 #include "src/read/root_reader.h"
 #include "src/run/job_selection.h"
 #include "src/run/path_scans.h"
 #include "src/run/run_context.h"
 #include "src/run/run_mode.h"
 #include "src/run/run_stages.h"
+#include "src/run/run_world.h"
 #include "src/scope/subvolume_selection.h"
 #include "src/run/whole_scan_source.h"
 #include "src/run/window_source.h"
@@ -33,8 +31,8 @@ namespace {
 // selection's as ids), the catalog, and the report the ways of reading fill.
 class Job {
  public:
-  Job(const JobOptions& options, ProgressSink* progress)
-      : o_(options), progress_(progress) {
+  Job(const JobOptions& options, ProgressSink* progress, RunWorld& world)
+      : o_(options), progress_(progress), world_(world) {
     struct timespec now {};
     ::clock_gettime(CLOCK_REALTIME, &now);
     started_at_ = {now.tv_sec, static_cast<uint32_t>(now.tv_nsec)};
@@ -127,13 +125,14 @@ class Job {
 
   // Once, on the first path's filesystem, before anything is read.
   bool choose_reader() {
-    run_.emplace(o_, progress_, kernel_run());
+    run_.emplace(o_, progress_, world_.kernel(ReaderKind::Tree));
     if (o_.paths.empty()) return true;  // the run says what is missing
-    auto fd = btrfs::Fd::open(o_.paths.front(), O_RDONLY | O_NONBLOCK);
-    if (!fd) return fail(fd.error());
-    auto choice = btrdedupe::choose_reader(reader_ground(fd->get()), o_.paths.front(), o_.reader);
+    auto ground = world_.ground(o_.paths.front());
+    if (!ground) return fail(ground.error());
+    auto choice = btrdedupe::choose_reader(*ground, o_.paths.front(), o_.reader);
     if (!choice) return fail(choice.error());
-    reader_ = &reader_of(choice->kind);
+    reader_ = &world_.reader(choice->kind);
+    run_.emplace(o_, progress_, world_.kernel(choice->kind));
     report_.reader = reader_name(choice->kind);
     if (!choice->note.empty()) report_.notes.push_back(choice->note);
     return choice->kind == ReaderKind::Tree || take_the_walks_limits();
@@ -143,7 +142,6 @@ class Job {
   // to find a remainder's other references, no windows, no subvolume selection; and what
   // it frees is confirmed by walking again (kernel_walked).
   bool take_the_walks_limits() {
-    run_.emplace(o_, progress_, kernel_walked());
     o_.rewrite_remainders = false;
     if (o_.window_files)
       report_.notes.push_back("-B: a walk of the paths has no windows; the tree is read whole");
@@ -220,7 +218,7 @@ class Job {
     FilesystemReport r = filesystem_report();
     r.seconds.scan = since(t);
     WholeScanSource changed(std::move(**scan), catalog_.get(), reread_changed(*catalog_),
-                            o_.io_threads);
+                            o_.io_threads, reader_->checksums());
     run_batches(changed, *run_, r);
     add(std::move(r));
     note_stop();
@@ -233,7 +231,7 @@ class Job {
     std::unique_ptr<CatalogSession> temporary;
     CatalogSession* session = catalog_.get();
     if (!session) {
-      auto opened = CatalogSession::open_temporary(o_);
+      auto opened = CatalogSession::open_temporary(o_, *reader_);
       auto bound = opened ? (*opened)->unchanged_since_last_run(o_) : btrfs::Result<bool>(opened.error());
       if (!bound) {
         report_.path_errors.push_back(bound.error().message());
@@ -265,7 +263,7 @@ class Job {
     if (!o_.recursive && !flat()) return 0;
     ScanResult places;  // roots and subvolumes only: no file is read
     if (flat()) {
-      auto scan = scope().reader(scan_options_, places);
+      auto scan = reader_->targeted(scope(), scan_options_, places);
       return scan && *scan ? (*scan)->estimated_files() : 0;
     }
     // A root that is a file is left out (one file: the estimate errs low, as it should);
@@ -275,12 +273,12 @@ class Job {
       std::error_code error;
       if (std::filesystem::is_directory(path, error)) directories.push_back(path);
     }
-    auto scan = IncrementalScan::of_roots(directories, scan_options_, places);
+    auto scan = reader_->targeted({directories, std::nullopt}, scan_options_, places);
     if (scan && *scan) return (*scan)->estimated_files();
     uint64_t files = 0;  // directories on several filesystems: each by itself
     for (const auto& path : directories) {
       ScanResult one;
-      auto single = IncrementalScan::of_roots({path}, scan_options_, one);
+      auto single = reader_->targeted({{path}, std::nullopt}, scan_options_, one);
       if (single && *single) files += (*single)->estimated_files();
     }
     return files;
@@ -310,7 +308,8 @@ class Job {
       r.error = scan.error().message();
     } else {
       WholeScanSource source(std::move(*scan), catalog_.get(),
-                             reread_subvolumes(subvolumes, scan_options_), o_.io_threads);
+                             reread_subvolumes(subvolumes, scan_options_), o_.io_threads,
+                             reader_->checksums());
       run_batches(source, *run_, r);
     }
     add(std::move(r));
@@ -348,6 +347,7 @@ class Job {
 
   JobOptions o_;
   ProgressSink* progress_;
+  RunWorld& world_;
   std::optional<RunContext> run_;  // of o_ as resolved, once the reader is chosen
   btrfs::Timespec started_at_;
   JobReport report_;
@@ -361,8 +361,12 @@ class Job {
 }  // namespace
 
 JobReport run_job(const JobOptions& options, ProgressSink* progress) {
+  return run_job(options, progress, machine_world());
+}
+
+JobReport run_job(const JobOptions& options, ProgressSink* progress, RunWorld& world) {
   const auto t = Clock::now();
-  Job job(options, progress);
+  Job job(options, progress, world);
   job.run();
   auto report = std::move(job).finish();
   report.seconds = since(t);

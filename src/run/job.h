@@ -9,6 +9,11 @@
 
 namespace btrdedupe {
 
+class RunWorld;
+
+// On the machine's own filesystems and kernel (machine_world).
 JobReport run_job(const JobOptions& options, ProgressSink* progress = nullptr);
+// In `world` (src/run/run_world.h): how unit tests run a whole job without root.
+JobReport run_job(const JobOptions& options, ProgressSink* progress, RunWorld& world);
 
 }  // namespace btrdedupe
