@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "src/run/run_stages.h"
@@ -33,6 +34,12 @@ struct BatchTotals {
   UsageBySubvolume usage_before, usage_after;
   std::map<uint64_t, uint64_t> planned;  // bytes by destination subvolume
   RunPosition where;                     // of the batch under way
+  // The first error that did not end the batches (the space freed could not be asked, the
+  // groups could not be listed): the run's error unless one ends it.
+  std::optional<btrfs::Error> kept_error;
+  void keep(const btrfs::Result<void>& ok) {
+    if (!ok && !kept_error) kept_error = ok.error();
+  }
 };
 
 // The run's figures that do not depend on its files, taken before the first batch.
@@ -114,8 +121,10 @@ std::vector<bool> changed_files(const ScanResult& batch, const PlannedWork& work
 
 // Dedupes the batch's plan and confirms what changed: then `sharing` and `usage` are the
 // batch's figures after. An error: the confirmation failed (the dedupe stands).
-btrfs::Result<void> dedupe_batch(BatchSource& source, ScanResult& batch, PlannedWork work, const RunContext& run,
-                  FilesystemReport& r, SharingSummary& sharing, UsageBySubvolume& usage) {
+btrfs::Result<void> dedupe_batch(BatchSource& source, ScanResult& batch, PlannedWork work,
+                                 const RunContext& run, FilesystemReport& r,
+                                 SharingSummary& sharing, UsageBySubvolume& usage,
+                                 BatchTotals& totals) {
   auto t = Clock::now();
   const auto stats = dedupe_planned(batch, work, run, r);
   r.dedupe.add(stats);
@@ -143,7 +152,7 @@ btrfs::Result<void> dedupe_batch(BatchSource& source, ScanResult& batch, Planned
   const ScanResult& now = **after;
   sharing = summarize_sharing(now.extents, &now.files, source.roles());
   usage = subvolume_usage(now, source.roles());
-  measure_freed_space(now, extents, footprint, rewritten, scanned_at, run.kernel, r);
+  totals.keep(measure_freed_space(now, extents, footprint, rewritten, scanned_at, run.kernel, r));
   r.destination_extents_after += count_extents_of(now, files);
   return {};
 }
@@ -179,11 +188,13 @@ btrfs::Result<void> run_batch(BatchSource& source, ScanResult& batch, bool more,
   const auto t = Clock::now();
   auto work = match_and_plan(batch, *fp, run, roles, r);
   r.seconds.match += since(t);
+  if (o.list_groups) totals.keep(r.groups.add(std::move(work.listings)));
   if (auto kept = source.keep_short_hashes(batch, work.short_hashes); !kept) return kept;
   for (const auto& [id, bytes] : work.planned) totals.planned[id] += bytes;
   // A time-boxed run stopped before its dedupe still lists its work as left.
   if (o.dedupe && (!run.stopped() || o.most_valuable_first)) {
-    if (auto done = dedupe_batch(source, batch, std::move(work), run, r, sharing, usage); !done)
+    if (auto done = dedupe_batch(source, batch, std::move(work), run, r, sharing, usage, totals);
+        !done)
       return done;
   } else {
     r.destination_extents_after += count_extents_of(batch, work.destination_files);
@@ -234,7 +245,10 @@ void run_batches(BatchSource& source, const RunContext& run, FilesystemReport& r
   start_report(source.base(), r);
   BatchTotals totals;
   ScanResult batch = empty_batch(source.base());
-  if (auto done = run_each(source, run, r, totals, batch); !done) r.error = done.error().message();
+  if (auto done = run_each(source, run, r, totals, batch); !done)
+    r.error = done.error().message();
+  else if (totals.kept_error)
+    r.error = totals.kept_error->message();
   finish_report(source, batch, totals, run.kernel, r);
 }
 

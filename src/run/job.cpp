@@ -201,7 +201,8 @@ class Job {
     FilesystemReport r = filesystem_report();
     r.roots = o_.paths;
     r.catalog.used = r.catalog.unchanged = true;
-    record_in_catalog(catalog_.get(), ScanResult{}, nullptr, r);
+    if (auto ok = catalog_->record(ScanResult{}, nullptr, run_record(r)); !ok)
+      r.error = ok.error().message();
     add(std::move(r));
   }
 

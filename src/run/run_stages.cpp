@@ -190,9 +190,7 @@ PlannedWork match_and_plan(const ScanResult& scan, FingerprintResult& fp, const 
                                              !grown[round.group];
                                     });
   r.readonly_ranges_left += work.plan.readonly_members_skipped;
-  if (o.list_groups)
-    if (auto ok = r.groups.add(list_groups(scan, matches, work.plan)); !ok && r.error.empty())
-      r.error = ok.error().message();
+  if (o.list_groups) work.listings = list_groups(scan, matches, work.plan);
   matches.groups.clear();  // the plan holds what dedupe needs
   matches.groups.shrink_to_fit();
   release_free_heap();
@@ -226,17 +224,20 @@ DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const RunC
   return stats;
 }
 
-void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
-                         const PlanFootprint& footprint, const RewriteStats& rewritten,
-                         uint64_t scanned_at, RunKernel& kernel, FilesystemReport& r) {
+btrfs::Result<void> measure_freed_space(const ScanResult& scan,
+                                        const std::vector<PhysicalExtent>& extents,
+                                        const PlanFootprint& footprint,
+                                        const RewriteStats& rewritten, uint64_t scanned_at,
+                                        RunKernel& kernel, FilesystemReport& r) {
   auto allocated = kernel.still_allocated(scan, extents, scanned_at);
   if (!allocated) {
-    if (r.error.empty())
-      r.error = "reading the extent tree after dedupe: " + allocated.error().message();
-    return;
+    auto e = allocated.error();
+    e.context = "reading the extent tree after dedupe: " + e.context;
+    return e;
   }
   r.freed.add(freed_of(extents, *allocated, rewritten.allocated_by_subvolume));
   r.plan_check.add(check_plan(extents, *allocated, footprint, scan));
+  return {};
 }
 
 void settle_allocated_after(FilesystemReport& r) {
@@ -265,13 +266,6 @@ RunRecord run_record(const FilesystemReport& r) {
                  r.dedupe.ranges_not_tried == 0 &&
                  (eagain == r.dedupe.errors_by_code.end() || eagain->second == 0);
   return run;
-}
-
-void record_in_catalog(CatalogSession* catalog, const ScanResult& scan, const ScanResult* after,
-                       FilesystemReport& r) {
-  if (!catalog) return;
-  if (auto ok = catalog->record(scan, after, run_record(r)); !ok && r.error.empty())
-    r.error = ok.error().message();
 }
 
 }  // namespace btrdedupe

@@ -14,6 +14,7 @@
 #include "src/plan/dedupe_plan.h"
 #include "src/fingerprint/fingerprint.h"
 #include "src/plan/freed_space.h"
+#include "src/report/group_listing.h"
 #include "src/report/job_report.h"
 #include "src/run/run_context.h"
 #include "src/plan/plan_check.h"
@@ -43,6 +44,8 @@ struct PlannedWork {
   PlanFootprint footprint;
   // (file, data hash) of the one-sector files the proof read (ShortFileProof::hashes_read).
   std::vector<std::pair<uint32_t, uint64_t>> short_hashes;
+  // Every group's members (JobOptions::list_groups), for the report's listing.
+  std::vector<GroupListing> listings;
 };
 
 // Regular extent items of `files` (PlannedWork::destination_files) in `scan`.
@@ -71,13 +74,15 @@ DedupeStats dedupe_planned(const ScanResult& scan, PlannedWork& work, const RunC
 // After a dedupe: the destination extents the extent tree no longer holds, once the
 // transaction committed, less what rewritten remainders took. `scanned_at`: the
 // filesystem's generation when the run's scan began (ScanResult::fs of that scan, not of
-// a confirmation), so a new extent at a freed one's address is not taken for it. A failure
-// to look is the run's error; the dedupe stands.
+// a confirmation), so a new extent at a freed one's address is not taken for it. An
+// error: the tree could not be asked (nothing added to `r`); the dedupe stands.
 // `scan`: the confirmation scan; the planned extents still there are given their reason
 // (src/plan/plan_check.h) in r.plan_check.
-void measure_freed_space(const ScanResult& scan, const std::vector<PhysicalExtent>& extents,
-                         const PlanFootprint& footprint, const RewriteStats& rewritten,
-                         uint64_t scanned_at, RunKernel& kernel, FilesystemReport& r);
+btrfs::Result<void> measure_freed_space(const ScanResult& scan,
+                                        const std::vector<PhysicalExtent>& extents,
+                                        const PlanFootprint& footprint,
+                                        const RewriteStats& rewritten, uint64_t scanned_at,
+                                        RunKernel& kernel, FilesystemReport& r);
 
 // The space of the scanned extents after the run: what was allocated less what is gone
 // (an extent no scanned file references any more counts until it is freed). Once the
@@ -91,8 +96,6 @@ void add_freed_by_subvolume(FilesystemReport& r);
 // The run as the hashfile records it, from its report.
 RunRecord run_record(const FilesystemReport& r);
 
-// Records the run in the hashfile, when there is one; a failure to do so is the run's error.
-void record_in_catalog(CatalogSession* catalog, const ScanResult& scan, const ScanResult* after,
-                       FilesystemReport& r);
+
 
 }  // namespace btrdedupe
