@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <filesystem>
 #include <stdexcept>
@@ -37,11 +38,7 @@ MemoryBtrfs::MemoryBtrfs() {
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/memory-btrfs-XXXXXX";
   if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp " + pattern);
   root_ = std::filesystem::canonical(pattern).string();
-  btrfs::InodeItem dir;
-  dir.generation = dir.transid = generation_;
-  dir.mode = 040755;
-  dir.nlink = 1;
-  tree_.add(kTop, {kTopDir, BTRFS_INODE_ITEM_KEY, 0}, item_of(dir), generation_);
+  touch_top_directory();
   const btrfs::InodeName self{kTopDir, 0, ".."};
   tree_.add(kTop, {kTopDir, BTRFS_INODE_REF_KEY, kTopDir}, btrfs::encode_inode_refs({&self, 1}),
             generation_);
@@ -78,33 +75,68 @@ uint64_t MemoryBtrfs::write_file(const std::string& name, const std::vector<uint
   if (fd < 0) throw std::runtime_error("open " + path);
   const uint64_t ino = inode_of_fd(fd);
   ::close(fd);
-  put_file(ino, files_[ino] = f, content);
-  ++generation_;
-  const btrfs::InodeName n{kTopDir, ++dir_index_, name};
-  tree_.add(kTop, {ino, BTRFS_INODE_REF_KEY, kTopDir}, btrfs::encode_inode_refs({&n, 1}),
-            generation_);
-  tree_.add(kTop, {kTopDir, BTRFS_DIR_INDEX_KEY, dir_index_},
-            btrfs::encode_dir_index({ino, BTRFS_INODE_ITEM_KEY}, name, BTRFS_FT_REG_FILE),
-            generation_);
+  File& kept = files_[ino] = f;
+  put_file(ino, kept, content);
+  name_file(ino, kept);
   return ino;
 }
 
-void MemoryBtrfs::rewrite_file(const std::string& name, const std::vector<uint32_t>& content) {
-  for (auto& [ino, f] : files_)
-    if (f.name == name) return put_file(ino, f, content);
+uint64_t MemoryBtrfs::inode_named(const std::string& name) const {
+  for (const auto& [ino, f] : files_)
+    if (f.name == name) return ino;
   throw std::runtime_error("no file " + name);
 }
 
+void MemoryBtrfs::rewrite_file(const std::string& name, const std::vector<uint32_t>& content) {
+  const uint64_t ino = inode_named(name);
+  put_file(ino, files_.at(ino), content);
+}
+
 void MemoryBtrfs::remove_file(const std::string& name) {
-  for (auto it = files_.begin(); it != files_.end(); ++it) {
-    if (it->second.name != name) continue;
-    ++generation_;
-    remove_items(it->first);
-    tree_.remove(kTop, {it->first, BTRFS_INODE_REF_KEY, kTopDir});
-    files_.erase(it);
-    std::filesystem::remove(root_ + "/" + name);
-    return;
-  }
+  const uint64_t ino = inode_named(name);
+  ++generation_;
+  remove_items(ino);
+  unname_file(ino, files_.at(ino));
+  files_.erase(ino);
+  std::filesystem::remove(root_ + "/" + name);
+  touch_top_directory();
+}
+
+void MemoryBtrfs::rename_file(const std::string& from, const std::string& to) {
+  const uint64_t ino = inode_named(from);
+  File& f = files_.at(ino);
+  std::filesystem::rename(root_ + "/" + from, root_ + "/" + to);
+  ++generation_;
+  unname_file(ino, f);
+  f.name = to;
+  name_file(ino, f);
+  put_items(ino, f);  // a rename sets the inode's ctime: its item is written again
+}
+
+void MemoryBtrfs::name_file(uint64_t ino, File& f) {
+  f.index = ++dir_index_;
+  const btrfs::InodeName n{kTopDir, f.index, f.name};
+  tree_.add(kTop, {ino, BTRFS_INODE_REF_KEY, kTopDir}, btrfs::encode_inode_refs({&n, 1}),
+            generation_);
+  tree_.add(kTop, {kTopDir, BTRFS_DIR_INDEX_KEY, f.index},
+            btrfs::encode_dir_index({ino, BTRFS_INODE_ITEM_KEY}, f.name, BTRFS_FT_REG_FILE),
+            generation_);
+  touch_top_directory();
+}
+
+void MemoryBtrfs::unname_file(uint64_t ino, const File& f) {
+  tree_.remove(kTop, {ino, BTRFS_INODE_REF_KEY, kTopDir});
+  tree_.remove(kTop, {kTopDir, BTRFS_DIR_INDEX_KEY, f.index});
+}
+
+void MemoryBtrfs::touch_top_directory() {
+  btrfs::InodeItem dir;
+  dir.generation = 10;
+  dir.transid = generation_;
+  dir.mode = 040755;
+  dir.nlink = 1;
+  dir.ctime = dir.mtime = {static_cast<int64_t>(std::time(nullptr)), 0};
+  tree_.add(kTop, {kTopDir, BTRFS_INODE_ITEM_KEY, 0}, item_of(dir), generation_);
 }
 
 void MemoryBtrfs::put_file(uint64_t ino, File& f, const std::vector<uint32_t>& content) {

@@ -47,6 +47,8 @@ class MemoryBtrfs final : public RunWorld,
   // The file's content written again (new extent, new generation), in place.
   void rewrite_file(const std::string& name, const std::vector<uint32_t>& content);
   void remove_file(const std::string& name);
+  // A new name for the file (its inode, content and extents kept), as rename(2) gives it.
+  void rename_file(const std::string& from, const std::string& to);
 
   // Disk addresses of the extents `name` references now.
   std::set<uint64_t> extents_of(const std::string& name) const;
@@ -93,6 +95,7 @@ class MemoryBtrfs final : public RunWorld,
   };
   struct File {
     std::string name;
+    uint64_t index = 0;  // of its DIR_INDEX entry
     uint64_t size = 0;
     btrfs::Timespec mtime{};
     std::vector<Piece> pieces;
@@ -104,6 +107,12 @@ class MemoryBtrfs final : public RunWorld,
   void put_file(uint64_t ino, File& f, const std::vector<uint32_t>& content);
   void put_items(uint64_t ino, const File& f);
   void remove_items(uint64_t ino);
+  // The file's name in the top directory: INODE_REF and DIR_INDEX, added or removed.
+  void name_file(uint64_t ino, File& f);
+  void unname_file(uint64_t ino, const File& f);
+  // The top directory's inode item in the current generation: its entries changed.
+  void touch_top_directory();
+  uint64_t inode_named(const std::string& name) const;
   // The destination's range points at the source's extent (btrfs's FIDEDUPERANGE).
   void share(uint64_t src, uint64_t src_offset, uint64_t dst, uint64_t dst_offset,
              uint64_t bytes);

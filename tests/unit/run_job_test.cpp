@@ -10,53 +10,13 @@
 
 #include <atomic>
 #include <cerrno>
-#include <filesystem>
 #include <string>
 #include <vector>
 
-#include "tests/unit/memory_btrfs.h"
+#include "tests/unit/run_job_fixture.h"
 
 namespace btrdedupe::test {
 namespace {
-
-constexpr uint64_t kBlock = 4096;
-
-std::vector<uint32_t> content(uint32_t first, size_t sectors) {
-  std::vector<uint32_t> c(sectors);
-  for (size_t i = 0; i < sectors; ++i) c[i] = first + static_cast<uint32_t>(i);
-  return c;
-}
-
-btrfs::DedupeOutcome outcome(btrfs::DedupeStatus status, int error = 0, uint64_t bytes = 0) {
-  return {status, error, bytes};
-}
-
-class RunJobTest : public ::testing::Test {
- protected:
-  JobOptions options(bool dedupe = true) const {
-    JobOptions o;
-    o.paths = {fs.root()};
-    o.recursive = true;
-    o.dedupe = dedupe;
-    o.min_file_size = 0;
-    o.rewrite_remainders = false;
-    return o;
-  }
-  JobReport run(const JobOptions& o) { return run_job(o, nullptr, fs); }
-  // Pairs of copies: file "a<i>" and "b<i>" hold the same `sectors` sectors.
-  void write_pairs(int pairs, size_t sectors) {
-    for (int i = 0; i < pairs; ++i) {
-      fs.write_file("a" + std::to_string(i), content(100 * (i + 1), sectors));
-      fs.write_file("b" + std::to_string(i), content(100 * (i + 1), sectors));
-    }
-  }
-  bool shares(const std::string& x, const std::string& y) const {
-    return fs.extents_of(x) == fs.extents_of(y);
-  }
-  std::string hashfile() const { return fs.root() + ".hashfile"; }
-
-  MemoryBtrfs fs;
-};
 
 // The freed figure is what the tree says went: the copy's extent.
 TEST_F(RunJobTest, WholeTreeDedupesCopiesAndFreesWhatTheTreeFrees) {
@@ -112,7 +72,6 @@ TEST_F(RunJobTest, HashfileReRunsReadNothingThenOnlyWhatChanged) {
   EXPECT_EQ(r.catalog.candidates, 1u);
   EXPECT_TRUE(shares("c", "c-copy"));
   EXPECT_EQ(r.freed.bytes, 4 * kBlock);
-  std::filesystem::remove(hashfile());
 }
 
 // Windows of two files: each pair's copies may lie in different windows, and still share.
@@ -143,7 +102,6 @@ TEST_F(RunJobTest, WindowsWithAHashfileRecordEveryRow) {
   const JobReport again = run(o);
   ASSERT_EQ(again.filesystems.size(), 1u);
   EXPECT_TRUE(again.filesystems[0].catalog.unchanged);
-  std::filesystem::remove(hashfile());
 }
 
 // Files named one by one (--fdupes gives each group's files as roots), whole files only.
