@@ -197,6 +197,27 @@ class Job {
   void add(FilesystemReport r) { report_.filesystems.push_back(std::move(r)); }
   void note_stop() { report_.stopped = o_.stop && o_.stop->load(); }
 
+  // Every batch of `source` into a filesystem's report; `scan_seconds`: its first read.
+  void run_source(BatchSource& source, double scan_seconds) {
+    FilesystemReport r = filesystem_report();
+    r.seconds.scan = scan_seconds;
+    run_batches(source, *run_, r);
+    add(std::move(r));
+  }
+  // A filesystem whose run could not start (`roots`: as the report names them).
+  void add_failed(std::vector<std::string> roots, double scan_seconds, std::string error) {
+    FilesystemReport r = filesystem_report();
+    r.roots = std::move(roots);
+    r.seconds.scan = scan_seconds;
+    r.error = std::move(error);
+    add(std::move(r));
+  }
+  // A reader's error: a path error of the run, which is over.
+  bool path_error(const btrfs::Error& e) {
+    report_.path_errors.push_back(e.message());
+    return true;
+  }
+
   void record_unchanged() {
     FilesystemReport r = filesystem_report();
     r.roots = o_.paths;
@@ -211,17 +232,11 @@ class Job {
     const auto t = Clock::now();
     report_progress(progress_, "scan", 0, 0);
     auto scan = catalog_->incremental_scan(scope(), scan_options_);
-    if (!scan) {
-      report_.path_errors.push_back(scan.error().message());
-      return true;
-    }
+    if (!scan) return path_error(scan.error());
     if (!*scan) return false;
-    FilesystemReport r = filesystem_report();
-    r.seconds.scan = since(t);
     WholeScanSource changed(std::move(**scan), catalog_.get(), reread_changed(*catalog_),
                             o_.io_threads, reader_->checksums());
-    run_batches(changed, *run_, r);
-    add(std::move(r));
+    run_source(changed, since(t));
     note_stop();
     return true;
   }
@@ -234,25 +249,16 @@ class Job {
     if (!session) {
       auto opened = CatalogSession::open_temporary(o_, *reader_);
       auto bound = opened ? (*opened)->unchanged_since_last_run(o_) : btrfs::Result<bool>(opened.error());
-      if (!bound) {
-        report_.path_errors.push_back(bound.error().message());
-        return true;
-      }
+      if (!bound) return path_error(bound.error());
       temporary = std::move(*opened);
       session = temporary.get();
     }
     const auto t = Clock::now();
     auto base = session->windowed_scan(scope(), scan_options_);
-    if (!base) {
-      report_.path_errors.push_back(base.error().message());
-      return true;
-    }
+    if (!base) return path_error(base.error());
     if (!*base) return false;
-    FilesystemReport r = filesystem_report();
-    r.seconds.scan = since(t);
     WindowSource windows(*session, std::move(**base), *run_);
-    run_batches(windows, *run_, r);
-    add(std::move(r));
+    run_source(windows, since(t));
     note_stop();
     return true;
   }
@@ -302,18 +308,14 @@ class Job {
     }
     auto scan = subvolumes.scan_subvolumes(scan_options_);
     if (!scan && too_many_files(scan.error())) return false;
-    FilesystemReport r = filesystem_report();
-    r.seconds.scan = since(*flat_scan_started_);
     if (!scan) {
-      r.roots = o_.paths;
-      r.error = scan.error().message();
+      add_failed(o_.paths, since(*flat_scan_started_), scan.error().message());
     } else {
       WholeScanSource source(std::move(*scan), catalog_.get(),
                              reread_subvolumes(subvolumes, scan_options_), o_.io_threads,
                              reader_->checksums());
-      run_batches(source, *run_, r);
+      run_source(source, since(*flat_scan_started_));
     }
-    add(std::move(r));
     note_stop();
     return true;
   }
@@ -326,21 +328,20 @@ class Job {
     errors.insert(errors.end(), scans->errors.begin(), scans->errors.end());
     scan_options_.max_files = 0;  // the confirmation scan reads what the first one did
     for (const auto& fsid : scans->filesystems) {
-      FilesystemReport r = filesystem_report();
-      r.seconds.scan = scans->seconds[fsid];
+      const double seconds = scans->seconds[fsid];
       auto merged = merge_scans(std::move(scans->scans[fsid]));
       if (!merged) {
-        r.error = merged.error().message();
+        add_failed({}, seconds, merged.error().message());
       } else if (catalog_ && fsid != scans->filesystems.front()) {
-        r.error = "a hashfile serves one filesystem: " + merged->roots[0].path + " is on another";
+        add_failed({}, seconds, "a hashfile serves one filesystem: " + merged->roots[0].path +
+                                    " is on another");
       } else {
         WholeScanSource paths(std::move(*merged),
                               fsid == scans->filesystems.front() ? catalog_.get() : nullptr,
                               reread_roots(scan_options_, *reader_), o_.io_threads,
                               reader_->checksums());
-        run_batches(paths, *run_, r);
+        run_source(paths, seconds);
       }
-      add(std::move(r));
     }
     note_stop();
     return true;
