@@ -27,6 +27,13 @@ inline btrfs::DedupeOutcome outcome(btrfs::DedupeStatus status, int error = 0, u
   return {status, error, bytes};
 }
 
+// A script that answers every destination of every call with `answer`.
+inline MemoryBtrfs::Script always(btrfs::DedupeOutcome answer) {
+  return [answer](size_t, uint64_t, size_t n) {
+    return std::vector<btrfs::DedupeOutcome>(n, answer);
+  };
+}
+
 class RunJobTest : public ::testing::Test {
  protected:
   ~RunJobTest() override {

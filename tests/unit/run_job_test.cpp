@@ -122,9 +122,7 @@ TEST_F(RunJobTest, NamedFilesAreTheirOwnRoots) {
 TEST_F(RunJobTest, DiffersOnAFileWrittenSinceTheScanLeavesIt) {
   write_pairs(1, 8);
   fs.on_call = [&](size_t) { ::chmod((fs.root() + "/b0").c_str(), 0600); };  // a new ctime
-  fs.script = [](size_t, uint64_t, size_t n) {
-    return std::vector<btrfs::DedupeOutcome>(n, outcome(btrfs::DedupeStatus::Differs));
-  };
+  fs.script = always(outcome(btrfs::DedupeStatus::Differs));
   const JobReport report = run(options());
   ASSERT_EQ(report.filesystems.size(), 1u);
   const FilesystemReport& r = report.filesystems[0];
@@ -138,9 +136,7 @@ TEST_F(RunJobTest, DiffersOnAFileWrittenSinceTheScanLeavesIt) {
 // narrows the range to its equal parts (none here) and that is no failure.
 TEST_F(RunJobTest, DiffersOnUnchangedFilesIsNarrowedNotAFailure) {
   write_pairs(1, 8);
-  fs.script = [](size_t, uint64_t, size_t n) {
-    return std::vector<btrfs::DedupeOutcome>(n, outcome(btrfs::DedupeStatus::Differs));
-  };
+  fs.script = always(outcome(btrfs::DedupeStatus::Differs));
   const JobReport report = run(options());
   ASSERT_EQ(report.filesystems.size(), 1u);
   const FilesystemReport& r = report.filesystems[0];
@@ -154,9 +150,7 @@ TEST_F(RunJobTest, DiffersOnUnchangedFilesIsNarrowedNotAFailure) {
 // A full filesystem: the first ENOSPC ends the rounds, the run reports it and exits 1.
 TEST_F(RunJobTest, NoSpaceStopsTheRoundsAndFails) {
   write_pairs(3, 8);
-  fs.script = [](size_t, uint64_t, size_t n) {
-    return std::vector<btrfs::DedupeOutcome>(n, outcome(btrfs::DedupeStatus::Error, ENOSPC));
-  };
+  fs.script = always(outcome(btrfs::DedupeStatus::Error, ENOSPC));
   JobOptions o = options();
   o.io_threads = 1;
   const JobReport report = run(o);
