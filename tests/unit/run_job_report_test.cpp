@@ -1,0 +1,85 @@
+// What the printers say of a whole run without root (run_job over an in-memory btrfs): the
+// figures the text report, the JSON document and duperemove's summary line print are what
+// the tree says the run did.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "src/report/json_report.h"
+#include "src/report/text_report.h"
+#include "tests/unit/run_job_fixture.h"
+
+namespace btrdedupe::test {
+namespace {
+
+// What print_text_report writes to its two streams.
+struct Printed {
+  std::string out, err;
+};
+
+Printed print_text(const JobReport& report, const TextReportOptions& options) {
+  char *out = nullptr, *err = nullptr;
+  size_t out_size = 0, err_size = 0;
+  std::FILE* o = ::open_memstream(&out, &out_size);
+  std::FILE* e = ::open_memstream(&err, &err_size);
+  print_text_report(report, report.options, options, o, e);
+  std::fclose(o);
+  std::fclose(e);
+  Printed p{out, err};
+  std::free(out);
+  std::free(err);
+  return p;
+}
+
+class RunJobReportTest : public RunJobTest {};
+
+TEST_F(RunJobReportTest, TheTextReportSaysWhatTheTreeFreed) {
+  write_pairs(2, 8);
+  fs.write_file("other", content(900, 3));
+  const uint64_t before = fs.referenced_bytes();
+  JobOptions o = options();
+  o.list_groups = true;
+  const JobReport report = run(o);
+  const uint64_t freed = before - fs.referenced_bytes();
+  ASSERT_EQ(freed, 2 * 8 * kBlock);
+  TextReportOptions t;
+  t.list_groups = true;
+  const Printed p = print_text(report, t);
+  EXPECT_EQ(p.err, "");
+  EXPECT_NE(p.out.find(std::to_string(freed) + " freed"), std::string::npos) << p.out;
+  // Each group names its copies by path.
+  EXPECT_NE(p.out.find(fs.root() + "/a0"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find(fs.root() + "/b1"), std::string::npos) << p.out;
+  // duperemove's line counts the bytes newly shared in every file that holds them.
+  EXPECT_EQ(report.duperemove_net_change(), static_cast<int64_t>(2 * freed));
+  EXPECT_NE(p.out.find(summary_line(report)), std::string::npos);
+}
+
+TEST_F(RunJobReportTest, TheJsonReportSaysWhatTheTreeFreed) {
+  write_pairs(1, 8);
+  const uint64_t before = fs.referenced_bytes();
+  const JobReport report = run(options());
+  const uint64_t freed = before - fs.referenced_bytes();
+  JsonReportContext c;
+  c.exit_code = report.exit_code();
+  const std::string doc = json_report(report, report.options, c);
+  EXPECT_NE(doc.find("\"freed_bytes\": " + std::to_string(freed)), std::string::npos) << doc;
+  EXPECT_NE(doc.find("\"bytes_deduped\": " + std::to_string(8 * kBlock)), std::string::npos)
+      << doc;
+}
+
+// A dedupe the kernel refused is an error line on the error stream, naming the file.
+TEST_F(RunJobReportTest, ARefusedDedupeIsAnErrorLineNamingTheFile) {
+  write_pairs(1, 8);
+  fs.script = always(outcome(btrfs::DedupeStatus::Error, EIO));
+  const JobReport report = run(options());
+  EXPECT_EQ(report.exit_code(), 1);
+  const Printed p = print_text(report, {});
+  EXPECT_NE(p.err.find(fs.root() + "/"), std::string::npos) << p.err;
+  EXPECT_NE(p.err.find("Input/output error"), std::string::npos) << p.err;
+}
+
+}  // namespace
+}  // namespace btrdedupe::test
