@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "src/catalog/catalog_commands.h"
 #include "src/report/json_report.h"
 #include "src/report/text_report.h"
 #include "tests/unit/run_job_fixture.h"
@@ -19,18 +20,26 @@ struct Printed {
   std::string out, err;
 };
 
-Printed print_text(const JobReport& report, const TextReportOptions& options) {
+// What `print` writes to its two streams.
+template <class Print>
+Printed printed(Print&& print) {
   char *out = nullptr, *err = nullptr;
   size_t out_size = 0, err_size = 0;
   std::FILE* o = ::open_memstream(&out, &out_size);
   std::FILE* e = ::open_memstream(&err, &err_size);
-  print_text_report(report, report.options, options, o, e);
+  print(o, e);
   std::fclose(o);
   std::fclose(e);
   Printed p{out, err};
   std::free(out);
   std::free(err);
   return p;
+}
+
+Printed print_text(const JobReport& report, const TextReportOptions& options) {
+  return printed([&](std::FILE* o, std::FILE* e) {
+    print_text_report(report, report.options, options, o, e);
+  });
 }
 
 class RunJobReportTest : public RunJobTest {};
@@ -79,6 +88,42 @@ TEST_F(RunJobReportTest, ARefusedDedupeIsAnErrorLineNamingTheFile) {
   const Printed p = print_text(report, {});
   EXPECT_NE(p.err.find(fs.root() + "/"), std::string::npos) << p.err;
   EXPECT_NE(p.err.find("Input/output error"), std::string::npos) << p.err;
+}
+
+// -L, --stats and --history of a hashfile two runs wrote.
+TEST_F(RunJobReportTest, AHashfileSaysWhatItsRunsFoundAndDid) {
+  write_pairs(2, 8);
+  fs.write_file("other", content(900, 3));
+  JobOptions o = options();
+  o.hashfile = hashfile();
+  ASSERT_EQ(run(o).exit_code(), 0);
+  fs.write_file("other-copy", content(900, 3));
+  ASSERT_EQ(run(o).exit_code(), 0);
+
+  const Printed list = printed([&](std::FILE* out, std::FILE* err) {
+    EXPECT_EQ(list_catalog(hashfile(), false, out, err), 0);
+  });
+  EXPECT_NE(list.out.find("root: " + fs.root()), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("files: 6"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("runs: 2"), std::string::npos) << list.out;
+
+  const Printed stats = printed([&](std::FILE* out, std::FILE* err) {
+    EXPECT_EQ(catalog_stats(hashfile(), false, out, err), 0);
+  });
+  EXPECT_NE(stats.out.find("Files catalogued: 6"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("Identical files: 3 groups; 3 files are copies"), std::string::npos)
+      << stats.out;
+  EXPECT_NE(stats.out.find("Deduped by the runs recorded: " +
+                           std::to_string(2 * 8 * kBlock + 3 * kBlock)),
+            std::string::npos)
+      << stats.out;
+
+  const Printed history = printed([&](std::FILE* out, std::FILE* err) {
+    EXPECT_EQ(catalog_history(hashfile(), false, out, err), 0);
+  });
+  EXPECT_NE(history.out.find("5 files"), std::string::npos) << history.out;
+  EXPECT_NE(history.out.find("deduped " + std::to_string(3 * kBlock)), std::string::npos)
+      << history.out;
 }
 
 }  // namespace
