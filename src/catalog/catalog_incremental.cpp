@@ -26,26 +26,28 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::side_scan(
   // incremental run's.
   if (!scan || !*scan) return std::optional<ScanResult>{};
   incremental_ = std::move(*scan);
-  incremental_->add_source_roots(catalog_roots_);
+  incremental_->add_source_roots(scope_rule_.source_roots());
   for (;;) {
     auto more = incremental_->read_window(out, SIZE_MAX);
     if (!more) return more.error();
     if (!*more) break;
   }
   incremental_->finish(out);
+  read_ = TreeRead::RootsWithSources;
   return std::optional<ScanResult>{std::move(out)};
 }
 
 btrfs::Result<std::optional<ScanResult>> CatalogSession::incremental_scan(
     const ScanScope& scope, const ScanOptions& options) {
-  if (side_run_) {
+  if (!scope_rule_.may_read_changes_only()) {
     ScanResult out;
     auto scan = reader_->targeted(scope, options, out);
     return side_scan(std::move(scan), std::move(out));
   }
   recorded_generations_ = catalog_->subvolume_generations();
   // A first run, or one that must match every file again (Catalog::pending).
-  if (recorded_generations_.empty() || rescan_all_) return std::optional<ScanResult>{};
+  if (recorded_generations_.empty() || !change_rule_.told_by_generations())
+    return std::optional<ScanResult>{};
   ScanResult out;
   auto inc = reader_->targeted(scope, options, out);
   if (!inc || !*inc) return std::optional<ScanResult>{};  // the full scan says what is wrong
@@ -135,6 +137,7 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::find_changed(ScanResult
       if (auto ok = check_directory(sv.id, dir); !ok) return ok.error();
   }
   incremental_->finish(scan);
+  read_ = TreeRead::Changed;
   return std::optional<ScanResult>{std::move(scan)};
 }
 

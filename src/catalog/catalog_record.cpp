@@ -63,8 +63,22 @@ btrfs::Result<void> CatalogSession::record_side_run(const RunRecord& run) {
 
 btrfs::Result<void> CatalogSession::record(const ScanResult& scan, const ScanResult* after,
                                            const RunRecord& run) {
-  if (incremental_) return record_incremental(scan, after, run);
-  if (side_run_) return record_side_run(run);
+  switch (scope_rule_.record_path(read_)) {
+    case RecordPath::Whole:
+      return record_whole(scan, after, run);
+    case RecordPath::Changed:
+      return record_incremental(scan, after, run);
+    case RecordPath::Side:
+      return record_side_run(run);
+    case RecordPath::Windows:
+      return record_windows(scan, after, run);
+  }
+  return record_whole(scan, after, run);
+}
+
+// A run that read its trees whole, or read none.
+btrfs::Result<void> CatalogSession::record_whole(const ScanResult& scan, const ScanResult* after,
+                                                 const RunRecord& run) {
   // Nothing changed, nothing was read, when no transaction is open: only the run is new.
   if (auto ok = catalog_->begin_unless_writing(); !ok) return ok;
   std::unordered_map<uint64_t, uint64_t> gens;
@@ -159,7 +173,6 @@ btrfs::Result<uint64_t> CatalogSession::generation_after_dedupe(uint64_t subvolu
 btrfs::Result<void> CatalogSession::record_incremental(const ScanResult& scan,
                                                        const ScanResult* after,
                                                        const RunRecord& run) {
-  if (side_run_) return record_side_run(run);
   std::unordered_map<uint64_t, uint64_t> gens;
   for (const auto& sv : scan.subvolumes) gens[sv.id] = generations_at_start_[sv.id];
   if (after) {

@@ -50,13 +50,16 @@ btrfs::Result<FingerprintResult> CatalogSession::fingerprint(ScanResult& scan,
   stats.used = true;
   stats.upgraded_from = catalog_->upgraded_from();
   read_threads_ = threads;
-  if (incremental_) {
-    stats.incremental = !side_run_;  // a side run read its roots whole
-    stats.files_settling = files_settling_;
-    stats.settled_at = settled_at_;
-    TwinsAcrossWindows none;         // one batch: no other window
-    return fingerprint_with_twins(scan, stats, none);
-  }
+  if (read_ == TreeRead::Whole) return fingerprint_merged(scan, stats);
+  stats.incremental = counts_as_incremental(read_);  // a side run read its roots whole
+  stats.files_settling = files_settling_;
+  stats.settled_at = settled_at_;
+  TwinsAcrossWindows none;  // one batch: no other window
+  return fingerprint_with_twins(scan, stats, none);
+}
+
+btrfs::Result<FingerprintResult> CatalogSession::fingerprint_merged(ScanResult& scan,
+                                                                   CatalogStats& stats) {
   states_at_scan_ = file_states(scan);
   const uint32_t n = static_cast<uint32_t>(scan.files.size());
   RowMerge merge = merge_rows(scan, stats);
@@ -118,13 +121,13 @@ CatalogSession::RowMerge CatalogSession::merge_rows(const ScanResult& scan,
   });
   for (uint32_t i = 0; i < n; ++i) {
     if (!has_extents[i]) continue;
-    if (!has_row[i] || rescan_all_) m.changed[i] = true;
+    m.changed[i] = change_rule_.changed(has_row[i], m.changed[i]);
     if (m.changed[i])
       ++stats.files_changed;
     else
       ++stats.files_known;
   }
-  if (side_run_) m.stale.clear();  // outside its roots, not gone
+  if (!scope_rule_.unmet_rows_are_stale()) m.stale.clear();
   stats.stale_rows = m.stale.size();  // removed now, in the run's transaction
   m.other_rows = rows > m.stale.size();
   return m;

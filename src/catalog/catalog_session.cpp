@@ -14,7 +14,6 @@
 #include "btrfs/fd.h"
 #include "btrfs/fs_info.h"
 #include "btrfs/subvolume.h"
-#include "src/scope/root_paths.h"
 
 namespace btrdedupe {
 namespace {
@@ -118,11 +117,8 @@ btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& o
   if (!fsid) return fsid.error();
   if (auto ok = catalog_->bind(*fsid); !ok) return ok.error();
   // Subfolders of the catalog's roots: its rows serve them as they are (a side run).
-  const auto old = catalog_->scope();
-  side_run_ = old && old->options == scope.options && old->roots != scope.roots &&
-              paths_within(scope.roots, old->roots);
-  if (side_run_) catalog_roots_ = old->roots;
-  if (!side_run_)
+  scope_rule_ = CatalogScopeRule::of(catalog_->scope(), scope);
+  if (scope_rule_.sets_catalog_scope())
     if (auto ok = catalog_->set_scope(scope); !ok) return ok.error();
 
   // A subvolume's generation (its root item) only moves when a transaction commits: a file
@@ -133,10 +129,9 @@ btrfs::Result<bool> CatalogSession::unchanged_since_last_run(const JobOptions& o
   generations_at_start_ = std::move(*current);
   const auto stored = catalog_->subvolume_generations();
   if (stored.empty()) return false;
-  if (options.dedupe && catalog_->pending()) {
-    rescan_all_ = true;  // duplicates an earlier run found may still wait for a dedupe
-    return false;
-  }
+  // Duplicates an earlier run found may still wait for a dedupe: a dedupe run matches them.
+  change_rule_ = ChangeRule::after_last_run(options.dedupe, catalog_->pending());
+  if (!change_rule_.told_by_generations()) return false;
   if (will_scan)
     for (uint64_t id : *will_scan)
       if (!stored.count(id)) return false;

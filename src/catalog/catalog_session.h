@@ -1,5 +1,7 @@
 // A run's use of the catalog: skip what has not changed since the last run, fingerprint
 // only changed files and the catalogued files they may duplicate, and record the result.
+// Which files count as changed, and what a side run within the catalog's roots may do,
+// are the rules of src/catalog/catalog_rules.h, chosen at unchanged_since_last_run.
 //
 // Incremental rule: a subvolume whose generation equals the one recorded has not changed
 // at all (any write to its tree raises it). When every scanned subvolume is unchanged, the
@@ -8,17 +10,17 @@
 // and the run's scan holds only the files changed since and, after fingerprint(), the
 // catalogued files they may duplicate, each verified against the tree before use.
 // Otherwise (a new subvolume, another scope, a first run) the trees are read whole and a
-// file counts as changed when the catalog has no row for it or its size, mtime or inode
-// flags differ; only changed files and their candidate twins are fingerprinted and matched.
+// file counts as changed by the ChangeRule; only changed files and their candidate twins
+// are fingerprinted and matched.
 //
-// Subfolder rule: a run whose roots all lie at or below the catalog's roots, with the same
-// options, is a *side run*: it keeps the catalog's scope, generations and run of record
-// (last_run_started), and reads its own roots whole. Its files are fingerprinted and
-// looked up in the catalog, and the catalogued twins found are verified against the tree
-// like an incremental run's candidates; those outside its roots join as sources only
-// (ScannedFile::outside_roots), never destinations. It writes the rows of the files it
-// fingerprinted and removes only rows whose file it found gone: a row it does not see is
-// not gone, only outside its roots. It never clears Catalog::pending.
+// Subfolder rule (CatalogScopeRule): a run whose roots all lie at or below the catalog's
+// roots, with the same options, is a *side run*: it keeps the catalog's scope, generations
+// and run of record (last_run_started), and reads its own roots whole. Its files are
+// fingerprinted and looked up in the catalog, and the catalogued twins found are verified
+// against the tree like an incremental run's candidates; those outside its roots join as
+// sources only (ScannedFile::outside_roots), never destinations. It writes the rows of the
+// files it fingerprinted and removes only rows whose file it found gone: a row it does not
+// see is not gone, only outside its roots. It never clears Catalog::pending.
 #pragma once
 
 #include <algorithm>
@@ -34,6 +36,7 @@
 #include "btrfs/result.h"
 #include "src/match/batch_roles.h"
 #include "src/catalog/catalog.h"
+#include "src/catalog/catalog_rules.h"
 #include "src/fingerprint/fingerprint.h"
 #include "src/read/incremental_scan.h"
 #include "src/read/root_reader.h"
@@ -125,7 +128,7 @@ class CatalogSession {
   // costs the fingerprints of unchanged files again (from the csum tree, no data read) but
   // keeps memory to a window where a merge against the whole scan would hold every file.
   // Never in a side run (its rows outside the roots must stay).
-  bool may_take_windows() const { return !side_run_; }
+  bool may_take_windows() const { return scope_rule_.may_take_windows(); }
   // Files the catalog holds rows of: about the files a whole read of its trees would hold
   // (one that read them in windows wrote every row afresh), for choosing windows at once.
   uint64_t catalogued_files() const;
@@ -179,11 +182,12 @@ class CatalogSession {
   }
 
   // Writes rows for the files fingerprinted, drops rows of files gone from the scan,
-  // records each subvolume's generation and the run. `after`: the re-scan made after
-  // dedupe (nullptr when nothing was deduped). A full run's rows went to the catalog in
-  // fingerprint() and its files' states were taken then: its `scan` needs only its roots
-  // and subvolumes here (the job frees its files before the confirmation scan). A run read
-  // in windows records with record_windows().
+  // records each subvolume's generation and the run, as the RecordPath of the scope rule
+  // and the way the trees were read says. `after`: the re-scan made after dedupe (nullptr
+  // when nothing was deduped). A full run's rows went to the catalog in fingerprint() and
+  // its files' states were taken then: its `scan` needs only its roots and subvolumes here
+  // (the job frees its files before the confirmation scan). A run read in windows records
+  // with record_windows() (record() passes it on).
   btrfs::Result<void> record(const ScanResult& scan, const ScanResult* after,
                              const RunRecord& run);
   // record() of a run read in windows (after windowed_scan), whose rows went to the
@@ -242,15 +246,17 @@ class CatalogSession {
                                        const InodeState* state, const SnapshotFamily& family);
   unsigned read_threads_ = 0;
   btrfs::TreeSource* csums_ = nullptr;  // read_csums_from()
-  // This dedupe run fingerprints and matches every file, not only those changed since the
-  // last run: that run left duplicates it found without a dedupe (Catalog::pending).
-  bool rescan_all_ = false;
-  // The roots are subfolders of the catalog's (the subfolder rule above).
-  bool side_run_ = false;
-  // A side run's catalogued roots: its twins outside its subvolumes are reached from them.
-  std::vector<std::string> catalog_roots_;
+  // Chosen at unchanged_since_last_run: how this run relates to the catalog's last one.
+  CatalogScopeRule scope_rule_;
+  ChangeRule change_rule_;
+  // Chosen when the run's scan is made (incremental_scan, windowed_scan): fingerprint()
+  // and record() follow it.
+  TreeRead read_ = TreeRead::Whole;
+  // A side run's roots read whole, with the catalog's as the sources' roots.
   btrfs::Result<std::optional<ScanResult>> side_scan(
       btrfs::Result<std::unique_ptr<IncrementalScan>> scan, ScanResult out);
+  // fingerprint() of a run read whole by the job: the scan merged against every row.
+  btrfs::Result<FingerprintResult> fingerprint_merged(ScanResult& scan, CatalogStats& stats);
   btrfs::Result<void> record_side_run(const RunRecord& run);
   btrfs::Result<uint64_t> generation_after_dedupe(uint64_t subvolume, uint64_t start,
                                                   uint64_t now, const ScanResult& scan,
@@ -260,6 +266,8 @@ class CatalogSession {
   btrfs::Result<std::unordered_map<uint64_t, uint64_t>> generations_after_commit() const;
   btrfs::Result<void> record_incremental(const ScanResult& scan, const ScanResult* after,
                                          const RunRecord& run);
+  btrfs::Result<void> record_whole(const ScanResult& scan, const ScanResult* after,
+                                   const RunRecord& run);
 
   btrfs::Result<std::optional<ScanResult>> start_windows(
       btrfs::Result<std::unique_ptr<IncrementalScan>> scan, ScanResult base);
@@ -283,7 +291,9 @@ class CatalogSession {
   // Incremental runs keep their rows until record() (few: the changed files).
   std::unordered_map<FileKey, Fingerprinted, FileKeyHash> fingerprinted_;
 
-  // Incremental runs (src/catalog/catalog_incremental.cpp, src/catalog/catalog_twins.cpp).
+  // The reader of the files the session reads itself (incremental_scan, windowed_scan):
+  // changed inodes, windows, a side run's roots, and catalogued twins
+  // (src/catalog/catalog_incremental.cpp, src/catalog/catalog_twins.cpp).
   std::unique_ptr<IncrementalScan> incremental_;
   std::unordered_map<uint64_t, uint64_t> recorded_generations_;
   std::unordered_set<FileKey, FileKeyHash> seen_;    // inodes looked at already

@@ -216,8 +216,9 @@ btrfs::Result<void> CatalogSession::verify_candidates(ScanResult& scan, Candidat
   for (const auto& [subvolume, inode] : c.files) {
     auto [it, fresh] = readable.try_emplace(subvolume, false);
     if (fresh)
-      it->second =
-          scanned.count(subvolume) || (side_run_ && incremental_->has_subvolume(subvolume));
+      it->second = scope_rule_.reaches_twins_in(scanned.count(subvolume) > 0, [&] {
+        return incremental_->has_subvolume(subvolume);
+      });
     if (it->second) by_subvolume[subvolume].push_back(inode);
   }
   c.files.clear();
@@ -271,7 +272,7 @@ btrfs::Result<void> CatalogSession::verify_candidate(ScanResult& scan, uint64_t 
   if (!same_state(*row, state->item)) return {};
   auto added = incremental_->add(scan, subvolume, inode, *state);
   if (!added) return added.error();
-  if (*added != Outcome::Added && side_run_) {
+  if (*added != Outcome::Added && scope_rule_.outside_twins_are_sources()) {
     // Outside the roots of a side run: a source, and its row stays either way.
     auto outside = incremental_->add_outside(scan, subvolume, inode, *state);
     if (!outside) return outside.error();

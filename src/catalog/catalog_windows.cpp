@@ -29,6 +29,7 @@ btrfs::Result<std::optional<ScanResult>> CatalogSession::start_windows(
       if (auto ok = catalog_->remove_subvolume_files(subvolume); !ok) return ok.error();
   }
   incremental_ = std::move(*scan);
+  read_ = TreeRead::Windows;
   return std::optional<ScanResult>{std::move(base)};
 }
 
@@ -47,7 +48,7 @@ uint64_t CatalogSession::catalogued_files() const {
 }
 
 double CatalogSession::read_fraction() {
-  return incremental_ ? incremental_->read_fraction() : 1.0;
+  return read_ == TreeRead::Windows ? incremental_->read_fraction() : 1.0;
 }
 
 }  // namespace btrdedupe
