@@ -173,6 +173,39 @@ TEST_F(RunJobCatalogTest, FilesStillBeingWrittenAreLeftToSettle) {
   EXPECT_TRUE(shares("a0", "a0-late"));
 }
 
+// A run of a file below the hashfile's roots, with the same options, is a side run: the
+// catalog keeps its roots, its rows outside the run's roots, its generations and the
+// duplicates its last run left pending, which the next run of its roots dedupes. (This
+// reader targets only the whole top directory: the side run's file is read whole by the
+// job, and meets no catalogued twin.)
+TEST_F(RunJobCatalogTest, ASideRunKeepsTheCatalogsRowsGenerationsAndPendingDuplicates) {
+  write_pairs(1, 4);
+  fs.write_file("c", content(700, 4));
+  ASSERT_EQ(run(with_hashfile(false)).exit_code(), 0);
+  auto before = Catalog::open(hashfile());
+  ASSERT_TRUE(before.ok());
+  const auto generations = (*before)->subvolume_generations();
+  before->reset();
+  fs.write_file("c-late", content(800, 4));  // the generation moves
+  JobOptions side = with_hashfile();
+  side.paths = {fs.root() + "/b0"};
+  const JobReport r = run(side);
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_FALSE(only(r).catalog.incremental);
+  EXPECT_EQ(only(r).catalog.files_changed, 1u);
+  EXPECT_EQ(only(r).catalog.stale_rows, 0u);
+  auto after = Catalog::open(hashfile());
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ((*after)->scope()->roots, std::vector<std::string>{fs.root()});
+  EXPECT_EQ((*after)->subvolume_generations(), generations);
+  EXPECT_TRUE((*after)->pending());
+  after->reset();
+  EXPECT_EQ(rows(), 3u);
+  EXPECT_FALSE(shares("a0", "b0"));
+  EXPECT_EQ(only(run(with_hashfile())).dedupe.bytes_deduped, 4 * kBlock);
+  EXPECT_TRUE(shares("a0", "b0"));
+}
+
 // Every group's members listed in the report (--list-groups), whole and windowed.
 TEST_F(RunJobCatalogTest, ListedGroupsNameEveryCopy) {
   write_pairs(2, 4);
