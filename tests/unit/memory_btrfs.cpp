@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "btrfs/items.h"
+#include "src/fingerprint/sector_checksum.h"
 #include "src/read/incremental_scan.h"
 #include "src/read/scan_scope.h"
 #include "src/read/subvolume_queue_scan.h"
@@ -67,9 +68,11 @@ btrfs::Subvolume MemoryBtrfs::top() const {
   return s;
 }
 
-uint64_t MemoryBtrfs::write_file(const std::string& name, const std::vector<uint32_t>& content) {
+uint64_t MemoryBtrfs::write_file(const std::string& name, const std::vector<uint32_t>& content,
+                                 Stored stored) {
   File f;
   f.name = name;
+  f.stored = stored;
   const std::string path = root_ + "/" + name;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error("open " + path);
@@ -141,8 +144,9 @@ void MemoryBtrfs::touch_top_directory() {
 
 void MemoryBtrfs::put_file(uint64_t ino, File& f, const std::vector<uint32_t>& content) {
   const std::string path = root_ + "/" + f.name;
-  std::vector<char> bytes;
-  for (const uint32_t id : content) bytes.insert(bytes.end(), kSectorBytes, static_cast<char>('a' + id % 26));
+  std::vector<uint8_t> bytes;  // each sector its id's four bytes over and over
+  for (const uint32_t id : content)
+    for (uint64_t i = 0; i < kSectorBytes; ++i) bytes.push_back(static_cast<uint8_t>(id >> (8 * (i % 4))));
   const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
   struct stat st {};
   if (fd < 0 || ::write(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size()) ||
@@ -156,11 +160,19 @@ void MemoryBtrfs::put_file(uint64_t ino, File& f, const std::vector<uint32_t>& c
   f.mtime = {st.st_mtim.tv_sec, static_cast<uint32_t>(st.st_mtim.tv_nsec)};
   const uint64_t extent = content.size() * kSectorBytes, bytenr = next_bytenr_;
   next_bytenr_ += std::max<uint64_t>(extent, kSectorBytes) + (1 << 20);
-  f.pieces = {{0, extent, bytenr, extent, 0}};
-  std::vector<uint8_t> sums(content.size() * 4);
-  std::memcpy(sums.data(), content.data(), sums.size());
-  tree_.add(BTRFS_CSUM_TREE_OBJECTID, {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, bytenr},
-            std::move(sums), generation_);
+  const uint64_t on_disk = f.stored == Stored::Compressed
+                               ? std::max<uint64_t>(extent / 2 / kSectorBytes, 1) * kSectorBytes
+                               : extent;
+  f.pieces = {{0, extent, bytenr, extent, 0, on_disk}};
+  if (f.stored == Stored::Summed) {
+    const SectorChecksum crc(btrfs::CsumType::Crc32c);
+    std::vector<uint8_t> sums(content.size() * crc.size());
+    for (size_t i = 0; i < content.size(); ++i)
+      crc.compute({bytes.data() + i * kSectorBytes, kSectorBytes}, &sums[i * crc.size()]);
+    tree_.add(BTRFS_CSUM_TREE_OBJECTID,
+              {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, bytenr}, std::move(sums),
+              generation_);
+  }
   put_items(ino, f);
 }
 
@@ -173,13 +185,16 @@ void MemoryBtrfs::put_items(uint64_t ino, const File& f) {
   it.nlink = 1;
   it.size = f.size;
   it.nbytes = f.size;
+  it.flags = f.stored == Stored::NoDataSum ? btrfs::kInodeNoDataSum : 0;
   it.mtime = it.ctime = f.mtime;
   tree_.add(kTop, {ino, BTRFS_INODE_ITEM_KEY, 0}, item_of(it), generation_);
   for (const Piece& p : f.pieces) {
     btrfs::FileExtentItem fe;
     fe.generation = generation_;
     fe.type = btrfs::FileExtentType::Regular;
-    fe.ram_bytes = fe.disk_num_bytes = p.extent_bytes;
+    fe.ram_bytes = p.extent_bytes;
+    fe.disk_num_bytes = p.disk_bytes;
+    if (p.disk_bytes < p.extent_bytes) fe.compression = btrfs::Compression::Zstd;
     fe.disk_bytenr = p.bytenr;
     fe.offset = p.extent_offset;
     fe.num_bytes = p.length;
@@ -207,7 +222,7 @@ std::set<uint64_t> MemoryBtrfs::extents_of(const std::string& name) const {
 uint64_t MemoryBtrfs::referenced_bytes() const {
   std::map<uint64_t, uint64_t> extents;
   for (const auto& [ino, f] : files_)
-    for (const Piece& p : f.pieces) extents[p.bytenr] = p.extent_bytes;
+    for (const Piece& p : f.pieces) extents[p.bytenr] = p.disk_bytes;
   uint64_t bytes = 0;
   for (const auto& [bytenr, size] : extents) bytes += size;
   return bytes;
@@ -296,12 +311,14 @@ void MemoryBtrfs::share(uint64_t src, uint64_t src_offset, uint64_t dst, uint64_
       continue;
     }
     const auto part = [&](uint64_t a, uint64_t b) {
-      return Piece{a, b - a, p.bytenr, p.extent_bytes, p.extent_offset + (a - p.file_offset)};
+      return Piece{a, b - a, p.bytenr, p.extent_bytes, p.extent_offset + (a - p.file_offset),
+                   p.disk_bytes};
     };
     if (p.file_offset < begin) out.push_back(part(p.file_offset, begin));
     const uint64_t a = std::max(p.file_offset, begin), b = std::min(p_end, end);
     out.push_back({a, b - a, source->bytenr, source->extent_bytes,
-                   source->extent_offset + (src_offset - source->file_offset) + (a - begin)});
+                   source->extent_offset + (src_offset - source->file_offset) + (a - begin),
+                   source->disk_bytes});
     if (p_end > end) out.push_back(part(end, p_end));
   }
   remove_items(dst);

@@ -41,9 +41,14 @@ class MemoryBtrfs final : public RunWorld,
 
   // The top directory's path: the run's root.
   const std::string& root() const { return root_; }
+  // How a file's data is stored: summed in the csum tree (crc32c of its bytes, as btrfs
+  // sums them), without sums (a nodatasum file), or in a compressed extent (zstd, half its
+  // size on disk; the fingerprint reads its data either way).
+  enum class Stored { Summed, NoDataSum, Compressed };
   // A file of the top directory whose sector i holds content[i] (equal ids: equal bytes),
   // written in a new generation in one extent at a fresh address; its real file's inode.
-  uint64_t write_file(const std::string& name, const std::vector<uint32_t>& content);
+  uint64_t write_file(const std::string& name, const std::vector<uint32_t>& content,
+                      Stored stored = Stored::Summed);
   // The file's content written again (new extent, new generation), in place.
   void rewrite_file(const std::string& name, const std::vector<uint32_t>& content);
   void remove_file(const std::string& name);
@@ -92,10 +97,12 @@ class MemoryBtrfs final : public RunWorld,
  private:
   struct Piece {  // one EXTENT_DATA item
     uint64_t file_offset, length, bytenr, extent_bytes, extent_offset;
+    uint64_t disk_bytes;  // extent_bytes, or less when compressed
   };
   struct File {
     std::string name;
     uint64_t index = 0;  // of its DIR_INDEX entry
+    Stored stored = Stored::Summed;
     uint64_t size = 0;
     btrfs::Timespec mtime{};
     std::vector<Piece> pieces;

@@ -126,5 +126,28 @@ TEST_F(RunJobReportTest, AHashfileSaysWhatItsRunsFoundAndDid) {
       << history.out;
 }
 
+// A report in windows, in human units: how it was read, and what -d would do and free,
+// figures the whole run's report would give.
+TEST_F(RunJobReportTest, AWindowedReportSaysWhatADedupeWouldFree) {
+  write_pairs(3, 8);
+  JobOptions o = options(false);
+  o.window_files = 2;
+  const JobReport report = run(o);
+  TextReportOptions t;
+  t.human = t.debug = t.dry_run = true;
+  const Printed p = print_text(report, t);
+  EXPECT_EQ(p.err, "");
+  for (const char* line :
+       {"read, matched and deduped in 3 windows of 2 files (-B)",
+        "Found 3 whole-file and 0 partial duplicate groups: 96.0 KiB to dedupe",
+        "Dry run: -d would dedupe 96.0 KiB in 3 rounds; nothing was changed",
+        "would free:     96.0 KiB of disk space with -d"})
+    EXPECT_NE(p.out.find(line), std::string::npos) << line << "\n" << p.out;
+  o.window_files = 0;
+  const JobReport whole = run(o);
+  EXPECT_EQ(whole.filesystems[0].would_free.bytes, report.filesystems[0].would_free.bytes);
+  EXPECT_EQ(whole.filesystems[0].planned_bytes, report.filesystems[0].planned_bytes);
+}
+
 }  // namespace
 }  // namespace btrdedupe::test

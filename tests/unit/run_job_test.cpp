@@ -38,6 +38,35 @@ TEST_F(RunJobTest, WholeTreeDedupesCopiesAndFreesWhatTheTreeFrees) {
   EXPECT_EQ(r.freed.bytes, before - fs.referenced_bytes());
 }
 
+// Files without sums (nodatasum) are read and summed with the filesystem's algorithm.
+TEST_F(RunJobTest, NodatasumCopiesAreReadForTheirSums) {
+  fs.write_file("a", content(100, 8), MemoryBtrfs::Stored::NoDataSum);
+  fs.write_file("b", content(100, 8), MemoryBtrfs::Stored::NoDataSum);
+  fs.write_file("c", content(200, 8));
+  const JobReport report = run(options());
+  ASSERT_EQ(report.filesystems.size(), 1u);
+  const FilesystemReport& r = report.filesystems[0];
+  EXPECT_EQ(r.fingerprints.bytes_read, 2 * 8 * kBlock);  // the summed file is not read
+  EXPECT_TRUE(shares("a", "b"));
+  EXPECT_EQ(r.freed.bytes, 8 * kBlock);
+}
+
+// A compressed copy of a plain file: its data summed as the csum tree sums the plain one's,
+// so the two match; the freed figure is the compressed extent's disk size.
+TEST_F(RunJobTest, ACompressedCopyMatchesItsPlainTwin) {
+  fs.write_file("plain", content(100, 8));
+  fs.write_file("packed", content(100, 8), MemoryBtrfs::Stored::Compressed);
+  const uint64_t before = fs.referenced_bytes();
+  const JobReport report = run(options());
+  ASSERT_EQ(report.filesystems.size(), 1u);
+  const FilesystemReport& r = report.filesystems[0];
+  EXPECT_GT(r.fingerprints.bytes_read, 0u);
+  EXPECT_EQ(r.dedupe.bytes_deduped, 8 * kBlock);
+  EXPECT_EQ(fs.extents_of("plain").size(), 1u);
+  EXPECT_TRUE(shares("plain", "packed"));
+  EXPECT_EQ(r.freed.bytes, before - fs.referenced_bytes());
+}
+
 TEST_F(RunJobTest, DryRunPlansWithoutACall) {
   write_pairs(1, 8);
   const JobReport report = run(options(false));
