@@ -22,7 +22,7 @@ class Printer {
       : o_(o), words_(words), out_(out), err_(err) {}
 
   std::string size(uint64_t bytes) const {
-    return o_.human ? human_bytes(bytes) : std::to_string(bytes);
+    return size_text(bytes, o_.human);
   }
 
   void filesystem(const FilesystemReport& r, const JobOptions& job,
