@@ -383,12 +383,7 @@ void write_json_report(const JobReport& report, const JobOptions& job,
                     : report.time_up ? Json("max_runtime")
                                      : Json("signal");
   j["max_runtime"] = c.max_runtime > 0 ? Json(c.max_runtime) : Json(nullptr);
-  if (c.signal) {
-    const char* sig = ::sigabbrev_np(c.signal);
-    j["signal"] = std::string("SIG") + (sig ? sig : "?");
-  } else {
-    j["signal"] = nullptr;
-  }
+  j["signal"] = c.signal ? Json(signal_name(c.signal)) : Json(nullptr);
   j["exit_code"] = c.exit_code;
   write_with_groups(j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n", report, out);
 }

@@ -365,8 +365,8 @@ class Printer {
                    "%s in %llu rounds left for the next run\n",
                    size(t.bytes_not_started).c_str(), ull(t.rounds_not_started));
     else if (o_.signal)
-      std::fprintf(out_, "  stopped:        on SIG%s, after the dedupe rounds under way\n",
-                   sigabbrev(o_.signal));
+      std::fprintf(out_, "  stopped:        on %s, after the dedupe rounds under way\n",
+                   signal_name(o_.signal).c_str());
   }
 
   std::string signed_size(int64_t bytes) const {
@@ -375,10 +375,6 @@ class Printer {
 
   static const char* strerrorname(int code) {
     const char* n = ::strerrorname_np(code);
-    return n ? n : "?";
-  }
-  static const char* sigabbrev(int sig) {
-    const char* n = ::sigabbrev_np(sig);
     return n ? n : "?";
   }
 
