@@ -13,10 +13,6 @@ namespace {
 
 unsigned long long ull(uint64_t v) { return static_cast<unsigned long long>(v); }
 
-std::string size_text(uint64_t bytes, bool human) {
-  return human ? human_bytes(bytes) : std::to_string(bytes);
-}
-
 std::string when(int64_t t) {
   const std::time_t tt = static_cast<std::time_t>(t);
   std::tm tm{};

@@ -13,7 +13,11 @@ const std::set<std::string>& composing() {
   return s;
 }
 
-po::options_description visible_options() {
+namespace {
+
+// One function per section --help prints, in the order it prints them.
+
+po::options_description main_options() {
   po::options_description main("Main options");
   main.add_options()
       ("dedupe,d", "dedupe the duplicates found (otherwise only report them)")
@@ -63,6 +67,10 @@ po::options_description visible_options() {
       (",R", "forget the files under each PATH in the hashfile and exit (needs --hashfile)")
       ("stats", "show what the hashfile holds and how much of it is duplicated, and exit")
       ("history", "list the runs recorded in the hashfile, and exit");
+  return main;
+}
+
+po::options_description follow_options() {
   po::options_description follow("Follow mode (btrdedupe(8), FOLLOW MODE)");
   follow.add_options()
       ("follow", "keep running: a first pass, then dedupe what lands as it lands (implies "
@@ -81,6 +89,10 @@ po::options_description visible_options() {
        "at most this many bytes read per second by the dedupe rounds (K/M/G suffixes)")
       ("status", "print what the follower of --hashfile has done and is doing, and exit "
        "(exit 0 running, 3 not running; with --json as one JSON object)");
+  return follow;
+}
+
+po::options_description output_options() {
   po::options_description out("Output");
   out.add_options()
       ("human,h", "print sizes in human-readable units")
@@ -97,6 +109,11 @@ po::options_description visible_options() {
        "(default), read, readahead, none")
       ("help", "show this help and exit")
       ("version", "show the version and exit");
+  return out;
+}
+
+// Accepted so that scripts written for duperemove run unchanged.
+po::options_description duperemove_options() {
   po::options_description compat("Accepted for duperemove scripts, without effect here");
   compat.add_options()
       ("cpu-threads", po::value<unsigned>()->value_name("N"),
@@ -104,8 +121,14 @@ po::options_description visible_options() {
       ("skip-zeroes", "holes and prealloc are never read; zero blocks match like any data")
       ("readonly-open,A", "files are always opened read-only")
       ("one-file-system,x", "a scan never leaves its filesystem");
+  return compat;
+}
+
+}  // namespace
+
+po::options_description visible_options() {
   po::options_description all;
-  all.add(main).add(follow).add(out).add(compat);
+  all.add(main_options()).add(follow_options()).add(output_options()).add(duperemove_options());
   return all;
 }
 

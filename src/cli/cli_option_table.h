@@ -14,7 +14,7 @@ namespace btrdedupe {
 // duperemove's getopt loop does (a wrapper's default, then the caller's override).
 const std::set<std::string>& composing();
 
-// The options --help shows, in its three sections.
+// The options --help shows, in its four sections.
 boost::program_options::options_description visible_options();
 
 }  // namespace btrdedupe

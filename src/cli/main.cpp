@@ -208,51 +208,38 @@ void print_text(const btrdedupe::CliOptions& o, const btrdedupe::JobOptions& job
   print_text_report(report, effective, text, stdout, stderr);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  using namespace btrdedupe;
-  limit_heap_arenas();
-  const auto parsed = parse_cli(argc, argv);
-  if (!parsed.error.empty()) {
-    std::fprintf(stderr, "btrdedupe: %s\n", parsed.error.c_str());
-    return kExitUsage;
-  }
-  CliOptions o = parsed.options;
-  if (const auto code = run_command(o)) return *code;
+// The PATH arguments as roots to scan, each root passed over said unless -q; false when
+// none is left.
+bool resolve_path_arguments(btrdedupe::CliOptions& o) {
+  auto roots = btrdedupe::resolve_roots(o.paths);
   if (!o.quiet)
-    for (const auto& note : o.no_effect) std::fprintf(stderr, "btrdedupe: note: %s\n", note.c_str());
-  if (!o.paths.empty()) {
-    auto roots = resolve_roots(o.paths);
-    if (!o.quiet)
-      for (const auto& note : roots.notes) std::fprintf(stderr, "btrdedupe: %s\n", note.c_str());
-    if (roots.paths.empty()) return kExitOk;  // as duperemove: nothing left to do is no error
-    o.paths = std::move(roots.paths);
-  }
+    for (const auto& note : roots.notes) std::fprintf(stderr, "btrdedupe: %s\n", note.c_str());
+  if (roots.paths.empty()) return false;
+  o.paths = std::move(roots.paths);
+  return true;
+}
 
-  JobOptions job = job_options(o);
-  UserExcludes user_excluded(o.exclude);
-  FdupesScan fdupes;
-  if (o.fdupes) {
-    fdupes = read_fdupes_input(o, job);
-    job.exclude = [&](const std::string& root, const std::string& relative) {
+// What the scan leaves out: the --exclude patterns, and with --fdupes what its groups do
+// not name. The rule refers to `fdupes` and `user_excluded`, which must outlive the job.
+decltype(btrdedupe::JobOptions::exclude) exclusion_rule(const btrdedupe::CliOptions& o,
+                                                        const btrdedupe::FdupesScan& fdupes,
+                                                        UserExcludes& user_excluded) {
+  if (o.fdupes)
+    return [&](const std::string& root, const std::string& relative) {
       return fdupes.excluded(root, relative) || user_excluded(root, relative);
     };
-  } else if (!o.exclude.empty()) {
-    job.exclude = [&](const std::string& root, const std::string& relative) {
+  if (!o.exclude.empty())
+    return [&](const std::string& root, const std::string& relative) {
       return user_excluded(root, relative);
     };
-  }
-  job.exclude_patterns = o.exclude;
+  return {};
+}
 
-  if (o.follow) steady_clock();  // its wake-up fd, before a handler may write to it
-  install_stop_handlers();
-  job.stop = &g_stop;
-  Progress progress(o.progress, o.quiet);
-  if (o.follow) {
-    install_wake_handler();
-    return run_follow(o, std::move(job), {g_stop, g_cycle_stop, g_wake}, progress.sink());
-  }
+// A run that is not --follow: the job, then its exit code, the end of progress and the
+// report, in that order (the report states the exit code).
+int run_once(const btrdedupe::CliOptions& o, const btrdedupe::JobOptions& job,
+             Progress& progress, const btrdedupe::FdupesScan& fdupes) {
+  using namespace btrdedupe;
   JobReport report;
   {
     const RunDeadline deadline(o.max_runtime, g_stop);
@@ -274,4 +261,39 @@ int main(int argc, char** argv) {
     print_text(o, job, report, effective, signal, progress.sink() != nullptr);
   std::fflush(stdout);
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace btrdedupe;
+  limit_heap_arenas();
+  const auto parsed = parse_cli(argc, argv);
+  if (!parsed.error.empty()) {
+    std::fprintf(stderr, "btrdedupe: %s\n", parsed.error.c_str());
+    return kExitUsage;
+  }
+  CliOptions o = parsed.options;
+  if (const auto code = run_command(o)) return *code;
+  if (!o.quiet)
+    for (const auto& note : o.no_effect) std::fprintf(stderr, "btrdedupe: note: %s\n", note.c_str());
+  // As duperemove: nothing left to do is no error.
+  if (!o.paths.empty() && !resolve_path_arguments(o)) return kExitOk;
+
+  JobOptions job = job_options(o);
+  UserExcludes user_excluded(o.exclude);
+  FdupesScan fdupes;
+  if (o.fdupes) fdupes = read_fdupes_input(o, job);
+  job.exclude = exclusion_rule(o, fdupes, user_excluded);
+  job.exclude_patterns = o.exclude;
+
+  if (o.follow) steady_clock();  // its wake-up fd, before a handler may write to it
+  install_stop_handlers();
+  job.stop = &g_stop;
+  Progress progress(o.progress, o.quiet);
+  if (o.follow) {
+    install_wake_handler();
+    return run_follow(o, std::move(job), {g_stop, g_cycle_stop, g_wake}, progress.sink());
+  }
+  return run_once(o, job, progress, fdupes);
 }

@@ -228,70 +228,76 @@ void DedupeRun::warm(const PreparedRound& p, std::vector<uint8_t>& buf, Prefetch
 }
 
 void DedupeRun::execute(PreparedRound& p, bool last_attempt) {
-  const size_t r = p.index;
-  const DedupeRound& round = plan_.rounds[r];
-  auto& fds = p.fds;
-  const auto& which = p.which;
-  std::vector<uint64_t> done(fds.size(), 0);
-  std::vector<bool> active(fds.size(), true);
-  auto call = [&](const std::vector<size_t>& idx, uint64_t at) {
-    std::vector<btrfs::DedupeDestination> dests;
-    for (size_t i : idx) dests.push_back({fds[i].get(), round.destinations[which[i]].offset + at});
-    auto result =
-        kernel_.dedupe_range(p.source.get(), round.source.offset + at, round.length - at, dests);
-    // The files were opened (and proven unchanged) a prefetch window ago: a refusal from
-    // a file written since is a change, not a failure.
-    const bool source_changed =
-        !result && changed_since_scan(p.source.get(), scan_.files[round.source.file]);
-    std::vector<bool> dest_changed(idx.size(), false);
-    if (result)
-      for (size_t k = 0; k < idx.size(); ++k)
-        dest_changed[k] = result->outcomes[k].status == btrfs::DedupeStatus::Error &&
-                          changed_since_scan(fds[idx[k]].get(),
-                                             scan_.files[round.destinations[which[idx[k]]].file]);
-    std::lock_guard lock(mu_);
-    if (!result && source_changed) {
-      for (size_t i : idx) active[i] = false;
-      stats_.ranges_changed += idx.size();
-      message_locked(file_path(scan_, scan_.files[round.source.file]) +
-                     ": changed since the scan: " + std::to_string(idx.size()) +
-                     " range(s) skipped");
-      return;
-    }
-    if (!result) {
-      if (result.error().code == ENOSPC) no_space_ = true;
-      for (size_t i : idx) active[i] = false;
-      stats_.ranges_failed += idx.size();
-      stats_.errors_by_code[result.error().code] += idx.size();
-      message_locked(file_path(scan_, scan_.files[round.source.file]) + ": " +
-                     result.error().message());
-      return;
-    }
-    if (result->issued_length > 0) ++stats_.calls;
-    for (size_t k = 0; k < idx.size(); ++k) {
-      if (dest_changed[k]) {
-        active[idx[k]] = false;
-        ++stats_.ranges_changed;
-        message_locked(file_path(scan_, scan_.files[round.destinations[which[idx[k]]].file]) +
-                       ": changed since the scan: skipped");
-        continue;
-      }
-      record(round, which[idx[k]], result->outcomes[k], last_attempt, r, done[idx[k]],
-             active[idx[k]]);
-    }
-  };
+  const DedupeRound& round = plan_.rounds[p.index];
+  RoundProgress progress{std::vector<uint64_t>(p.fds.size(), 0),
+                         std::vector<bool>(p.fds.size(), true)};
   // All destinations go in one call; one that comes back short continues alone. A call
   // without progress takes its destination out: no round loops without progress.
-  std::vector<size_t> all(fds.size());
+  std::vector<size_t> all(p.fds.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-  call(all, 0);
-  for (size_t i = 0; i < fds.size(); ++i)
-    while (active[i] && done[i] < round.length) call({i}, done[i]);
+  make_call(p, all, 0, last_attempt, progress);
+  for (size_t i = 0; i < p.fds.size(); ++i)
+    while (progress.active[i] && progress.done[i] < round.length)
+      make_call(p, {i}, progress.done[i], last_attempt, progress);
   release(p);
   if (options_.on_progress) {
     std::lock_guard lock(mu_);
     options_.on_progress(stats_.bytes_deduped);
   }
+}
+
+void DedupeRun::make_call(const PreparedRound& p, const std::vector<size_t>& idx, uint64_t at,
+                          bool last_attempt, RoundProgress& progress) {
+  const DedupeRound& round = plan_.rounds[p.index];
+  const auto& which = p.which;
+  std::vector<btrfs::DedupeDestination> dests;
+  for (size_t i : idx) dests.push_back({p.fds[i].get(), round.destinations[which[i]].offset + at});
+  auto result =
+      kernel_.dedupe_range(p.source.get(), round.source.offset + at, round.length - at, dests);
+  // The files were opened (and proven unchanged) a prefetch window ago: a refusal from
+  // a file written since is a change, not a failure.
+  const bool source_changed =
+      !result && changed_since_scan(p.source.get(), scan_.files[round.source.file]);
+  std::vector<bool> dest_changed(idx.size(), false);
+  if (result)
+    for (size_t k = 0; k < idx.size(); ++k)
+      dest_changed[k] = result->outcomes[k].status == btrfs::DedupeStatus::Error &&
+                        changed_since_scan(p.fds[idx[k]].get(),
+                                           scan_.files[round.destinations[which[idx[k]]].file]);
+  std::lock_guard lock(mu_);
+  if (!result) {
+    book_refused_call(round, idx, result.error(), source_changed, progress);
+    return;
+  }
+  if (result->issued_length > 0) ++stats_.calls;
+  for (size_t k = 0; k < idx.size(); ++k) {
+    if (dest_changed[k]) {
+      progress.active[idx[k]] = false;
+      ++stats_.ranges_changed;
+      message_locked(file_path(scan_, scan_.files[round.destinations[which[idx[k]]].file]) +
+                     ": changed since the scan: skipped");
+      continue;
+    }
+    record(round, which[idx[k]], result->outcomes[k], last_attempt, p.index,
+           progress.done[idx[k]], progress.active[idx[k]]);
+  }
+}
+
+void DedupeRun::book_refused_call(const DedupeRound& round, const std::vector<size_t>& idx,
+                                  const btrfs::Error& error, bool source_changed,
+                                  RoundProgress& progress) {
+  for (size_t i : idx) progress.active[i] = false;
+  const std::string source = file_path(scan_, scan_.files[round.source.file]);
+  if (source_changed) {
+    stats_.ranges_changed += idx.size();
+    message_locked(source + ": changed since the scan: " + std::to_string(idx.size()) +
+                   " range(s) skipped");
+    return;
+  }
+  if (error.code == ENOSPC) no_space_ = true;
+  stats_.ranges_failed += idx.size();
+  stats_.errors_by_code[error.code] += idx.size();
+  message_locked(source + ": " + error.message());
 }
 
 void DedupeRun::record(const DedupeRound& round, size_t d, const btrfs::DedupeOutcome& o,

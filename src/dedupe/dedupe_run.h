@@ -85,8 +85,22 @@ class DedupeRun {
   // The last round holding the range drops it.
   void drop_range(uint32_t file, int fd, uint64_t offset, uint64_t length);
 
+  // Where each open destination of a round stands (by index into PreparedRound::fds): the
+  // bytes shared so far, and whether another call may still make progress.
+  struct RoundProgress {
+    std::vector<uint64_t> done;
+    std::vector<bool> active;
+  };
   // Makes the calls of a prepared round.
   void execute(PreparedRound& p, bool last_attempt);
+  // One call from `at` for the destinations `idx` (indexes into p.fds), booked.
+  void make_call(const PreparedRound& p, const std::vector<size_t>& idx, uint64_t at,
+                 bool last_attempt, RoundProgress& progress);
+  // Books a call the kernel refused as a whole (mu_ held): a change when the source was
+  // written since the scan, else a failure.
+  void book_refused_call(const DedupeRound& round, const std::vector<size_t>& idx,
+                         const btrfs::Error& error, bool source_changed,
+                         RoundProgress& progress);
   // Books one destination's outcome (mu_ held).
   void record(const DedupeRound& round, size_t d, const btrfs::DedupeOutcome& o, bool last_attempt,
               size_t r, uint64_t& done, std::vector<bool>::reference active);

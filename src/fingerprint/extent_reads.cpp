@@ -175,41 +175,33 @@ void merge(std::vector<ExtentReader>& readers, FingerprintStats& st) {
   }
 }
 
-}  // namespace
-
-void read_extent_sums(const ScanResult& scan, std::vector<ExtentSums>& extents,
-                      const std::vector<size_t>& to_read, unsigned threads,
-                      const std::function<void(uint64_t bytes_done)>& on_progress,
-                      FingerprintStats& stats) {
-  if (to_read.empty()) return;
-  const uint32_t ss = scan.fs.sectorsize;
-  const SectorChecksum algo(scan.fs.csum_type);
-  const auto batches = make_batches(extents, to_read, ss);
-  const unsigned n = static_cast<unsigned>(
-      std::clamp<size_t>(threads, 1, batches.size()));
-  std::vector<ExtentReader> readers;
-  readers.reserve(n);
-  for (unsigned i = 0; i < n; ++i) readers.emplace_back(scan, algo);
-
-  // One batch: nothing to read ahead of, and no thread to start (progress from this loop).
-  // One worker for many batches still gets the prefetch.
-  if (batches.size() == 1) {
-    uint64_t done = 0;
-    for (size_t i = 0; i < to_read.size(); ++i) {
-      ExtentSums& e = extents[to_read[i]];
-      readers[0].read(i, e);
-      done += e.sectors * ss;
-      if (on_progress) on_progress(done);
-    }
-    merge(readers, stats);
-    return;
+// One batch: nothing to read ahead of, and no thread to start (progress from this loop).
+void read_in_this_thread(ExtentReader& reader, std::vector<ExtentSums>& extents,
+                         const std::vector<size_t>& to_read, uint32_t sectorsize,
+                         const std::function<void(uint64_t bytes_done)>& on_progress) {
+  uint64_t done = 0;
+  for (size_t i = 0; i < to_read.size(); ++i) {
+    ExtentSums& e = extents[to_read[i]];
+    reader.read(i, e);
+    done += e.sectors * sectorsize;
+    if (on_progress) on_progress(done);
   }
+}
 
+// One worker per reader takes the batches in turn while the prefetch reads ahead of them;
+// progress is reported from the calling thread, which waits for them.
+void read_in_workers(const ScanResult& scan, std::vector<ExtentSums>& extents,
+                     const std::vector<size_t>& to_read,
+                     const std::vector<std::pair<size_t, size_t>>& batches,
+                     std::vector<ExtentReader>& readers,
+                     const std::function<void(uint64_t bytes_done)>& on_progress) {
+  const uint32_t ss = scan.fs.sectorsize;
+  const size_t n = readers.size();
   std::atomic<size_t> next_batch{0};
   std::atomic<uint64_t> done{0};
   std::mutex mu;
   std::condition_variable finished_cv;
-  unsigned finished = 0;
+  size_t finished = 0;
   ExtentPrefetch ahead(scan, extents, to_read, batches);
   auto work = [&](ExtentReader& reader) {
     for (size_t b; (b = next_batch.fetch_add(1)) < batches.size();) {
@@ -227,7 +219,7 @@ void read_extent_sums(const ScanResult& scan, std::vector<ExtentSums>& extents,
   std::jthread prefetch([&](std::stop_token stop) { ahead.run(stop, kBatchesAhead); });
   std::vector<std::jthread> workers;
   workers.reserve(n);
-  for (unsigned i = 0; i < n; ++i) workers.emplace_back(work, std::ref(readers[i]));
+  for (auto& reader : readers) workers.emplace_back(work, std::ref(reader));
   {
     std::unique_lock lock(mu);
     uint64_t reported = 0;
@@ -245,6 +237,28 @@ void read_extent_sums(const ScanResult& scan, std::vector<ExtentSums>& extents,
   }
   workers.clear();  // joins
   prefetch = {};    // stops and joins
+}
+
+}  // namespace
+
+void read_extent_sums(const ScanResult& scan, std::vector<ExtentSums>& extents,
+                      const std::vector<size_t>& to_read, unsigned threads,
+                      const std::function<void(uint64_t bytes_done)>& on_progress,
+                      FingerprintStats& stats) {
+  if (to_read.empty()) return;
+  const uint32_t ss = scan.fs.sectorsize;
+  const SectorChecksum algo(scan.fs.csum_type);
+  const auto batches = make_batches(extents, to_read, ss);
+  const unsigned n = static_cast<unsigned>(
+      std::clamp<size_t>(threads, 1, batches.size()));
+  std::vector<ExtentReader> readers;
+  readers.reserve(n);
+  for (unsigned i = 0; i < n; ++i) readers.emplace_back(scan, algo);
+  // One worker for many batches still gets the prefetch.
+  if (batches.size() == 1)
+    read_in_this_thread(readers[0], extents, to_read, ss, on_progress);
+  else
+    read_in_workers(scan, extents, to_read, batches, readers, on_progress);
   merge(readers, stats);
 }
 

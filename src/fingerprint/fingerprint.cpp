@@ -130,6 +130,59 @@ void take_sums(const CompressedTwin& t, std::vector<ExtentSums>& extents, uint16
     }
 }
 
+// Extents whose every referenced sector came from the csum tree are done (counted into
+// `done`); the others are returned, in disk order, to be read, but for the twins of
+// compressed extents, which take the sums of the one read in their stead.
+std::vector<size_t> extents_to_read(const ScanResult& scan, const std::vector<ExtentSums>& extents,
+                                    const std::vector<CompressedTwin>& twins,
+                                    FingerprintStats& st, uint64_t& done) {
+  const uint32_t ss = scan.fs.sectorsize;
+  std::vector<bool> is_twin(extents.size(), false), reads_for_twins(extents.size(), false);
+  for (const auto& t : twins) {
+    is_twin[t.twin] = true;
+    reads_for_twins[t.read] = true;
+  }
+  std::vector<size_t> to_read;
+  for (size_t i = 0; i < extents.size(); ++i) {
+    const ExtentSums& e = extents[i];
+    if (is_twin[i]) continue;
+    if (needs_read(scan, e)) {
+      to_read.push_back(i);
+      (reads_for_twins[i] ? st.read_for.twin_groups
+       : e.compressed     ? st.read_for.compressed_without_twin
+                          : st.read_for.without_checksums) += e.sectors * ss;
+    } else {
+      ++st.extents_from_csums;
+      st.bytes_from_csums += e.sectors * ss;
+      done += e.sectors * ss;
+    }
+  }
+  return to_read;
+}
+
+// Once their read extents are summed, the twins take their sums. A twin whose references
+// reach sectors its read extent's did not is returned, in disk order, to be read for those;
+// the others are counted into `done`.
+std::vector<size_t> twin_remainders(const ScanResult& scan, std::vector<ExtentSums>& extents,
+                                    const std::vector<CompressedTwin>& twins,
+                                    FingerprintStats& st, uint64_t& done) {
+  const uint32_t ss = scan.fs.sectorsize;
+  std::vector<size_t> rest;
+  for (const auto& t : twins) {
+    take_sums(t, extents, scan.fs.csum_size);
+    if (needs_read(scan, extents[t.twin])) {
+      rest.push_back(t.twin);
+      st.read_for.twin_remainders += extents[t.twin].sectors * ss;
+    } else {
+      ++st.extents_from_twins;
+      st.bytes_from_twins += extents[t.twin].sectors * ss;
+      done += extents[t.twin].sectors * ss;
+    }
+  }
+  std::sort(rest.begin(), rest.end());
+  return rest;
+}
+
 // Each wanted file's sums, laid out from the extents it references.
 FileSumsTable file_sums_table(const ScanResult& scan, const std::vector<ExtentSums>& extents,
                               const std::vector<bool>* wanted) {
@@ -239,31 +292,9 @@ btrfs::Result<FingerprintResult> fingerprint(
   auto& extents = physical.extents;
   auto twins = sums_from_csum_tree(*csums, scan, extents, st);
   if (!twins) return twins.error();
-  std::vector<bool> is_twin(extents.size(), false), reads_for_twins(extents.size(), false);
-  for (const auto& t : *twins) {
-    is_twin[t.twin] = true;
-    reads_for_twins[t.read] = true;
-  }
 
-  // Extents whose every referenced sector came from the csum tree are done; the rest are
-  // read, in disk order, by `threads` workers, but for the twins of compressed extents,
-  // which take the sums of the one read in their stead.
   uint64_t done = 0;
-  std::vector<size_t> to_read;
-  for (size_t i = 0; i < extents.size(); ++i) {
-    const ExtentSums& e = extents[i];
-    if (is_twin[i]) continue;
-    if (needs_read(scan, e)) {
-      to_read.push_back(i);
-      (reads_for_twins[i] ? st.read_for.twin_groups
-       : e.compressed     ? st.read_for.compressed_without_twin
-                          : st.read_for.without_checksums) += e.sectors * ss;
-    } else {
-      ++st.extents_from_csums;
-      st.bytes_from_csums += e.sectors * ss;
-      done += e.sectors * ss;
-    }
-  }
+  const std::vector<size_t> to_read = extents_to_read(scan, extents, *twins, st, done);
   if (on_progress) on_progress(done);
   if (threads == 0) threads = default_io_threads(scan.roots[0].path);
   std::function<void(uint64_t)> read_progress;
@@ -271,20 +302,7 @@ btrfs::Result<FingerprintResult> fingerprint(
   read_extent_sums(scan, extents, to_read, threads, read_progress, st);
   for (size_t i : to_read) done += extents[i].sectors * ss;
 
-  // A twin whose references reach sectors its read extent's did not is read for those.
-  std::vector<size_t> rest;
-  for (const auto& t : *twins) {
-    take_sums(t, extents, cs);
-    if (needs_read(scan, extents[t.twin])) {
-      rest.push_back(t.twin);
-      st.read_for.twin_remainders += extents[t.twin].sectors * ss;
-    } else {
-      ++st.extents_from_twins;
-      st.bytes_from_twins += extents[t.twin].sectors * ss;
-      done += extents[t.twin].sectors * ss;
-    }
-  }
-  std::sort(rest.begin(), rest.end());  // disk order
+  const std::vector<size_t> rest = twin_remainders(scan, extents, *twins, st, done);
   if (on_progress) on_progress(done);
   read_extent_sums(scan, extents, rest, threads, read_progress, st);
 

@@ -19,6 +19,10 @@ std::string human_bytes(uint64_t bytes) {
   return buf;
 }
 
+std::string size_text(uint64_t bytes, bool human) {
+  return human ? human_bytes(bytes) : std::to_string(bytes);
+}
+
 std::optional<uint64_t> parse_byte_size(const std::string& text) {
   size_t i = 0;
   uint64_t value = 0;

@@ -2,6 +2,7 @@
 #include "src/report/job_report.h"
 
 #include <cerrno>
+#include <cstring>
 
 #include "src/report/exit_codes.h"
 
@@ -42,6 +43,11 @@ int64_t JobReport::net_shared_change() const {
   for (const auto& fs : filesystems)
     net += static_cast<int64_t>(fs.after.shared_bytes) - static_cast<int64_t>(fs.before.shared_bytes);
   return net;
+}
+
+std::string signal_name(int signal) {
+  const char* abbrev = ::sigabbrev_np(signal);
+  return std::string("SIG") + (abbrev ? abbrev : "?");
 }
 
 }  // namespace btrdedupe

@@ -112,4 +112,8 @@ struct JobReport {
   double seconds = 0;
 };
 
+// The name both reports give the signal a run stopped on: "SIGTERM"; "SIG?" for a number
+// without one.
+std::string signal_name(int signal);
+
 }  // namespace btrdedupe

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/dedupe/dedupe_engine.h"
+#include "src/report/json_group_stream.h"
 #include "src/report/json_group_text.h"
 #include "src/report/text_report.h"
 
@@ -162,33 +163,6 @@ Json json_duplicate_figures(const FilesystemReport& r) {
               {"readonly_ranges_left", r.readonly_ranges_left}};
 }
 
-// Stands in for filesystem i's "groups" in the dumped document, so that the groups are
-// written one at a time as they are read back (write_groups) instead of all held at once as
-// JSON: a listing of a few million members would take gigabytes so. The key "groups" holds a
-// string nowhere else, so the placeholder cannot be confused with a path.
-std::string groups_placeholder(size_t i) { return "\x01groups of filesystem " + std::to_string(i); }
-
-std::string dumped_placeholder(size_t i) {
-  return "\"groups\": " + Json(groups_placeholder(i)).dump();
-}
-
-// The "groups" array as dump(2) would print it at this indent, one group at a time. A read
-// error ends it early; filesystem() has already put that error in the document.
-void write_groups(const FilesystemReport& r, const std::string& indent,
-                  const std::function<void(std::string_view)>& out) {
-  bool first = true;
-  const std::string inner = indent + "  ";
-  std::string text;
-  (void)r.groups.for_each([&](const GroupListing& g) {
-    text = first ? "[\n" : ",\n";
-    text += inner;
-    append_group_json(text, g, inner);
-    out(text);
-    first = false;
-  });
-  out(first ? "[]" : "\n" + indent + "]");
-}
-
 Json json_dedupe_figures(const DedupeStats& d) {
   return Json{{"calls", d.calls},
               {"bytes_deduped", d.bytes_deduped},
@@ -341,23 +315,6 @@ Json json_totals(const JobReport& report) {
               {"estimated_files", report.estimated_files}};
 }
 
-// The dumped document with each filesystem's placeholder replaced by its groups.
-void write_with_groups(const std::string& text, const JobReport& report,
-                       const std::function<void(std::string_view)>& out) {
-  size_t from = 0;
-  for (size_t i = 0; i < report.filesystems.size(); ++i) {
-    const std::string placeholder = dumped_placeholder(i);
-    const size_t at = text.find(placeholder, from);
-    const size_t line = text.rfind('\n', at) + 1;
-    const std::string indent = text.substr(line, text.find_first_not_of(' ', line) - line);
-    out(std::string_view(text).substr(from, at - from));
-    out("\"groups\": ");
-    write_groups(report.filesystems[i], indent, out);
-    from = at + placeholder.size();
-  }
-  out(std::string_view(text).substr(from));
-}
-
 }  // namespace
 
 void write_json_report(const JobReport& report, const JobOptions& job,
@@ -383,12 +340,7 @@ void write_json_report(const JobReport& report, const JobOptions& job,
                     : report.time_up ? Json("max_runtime")
                                      : Json("signal");
   j["max_runtime"] = c.max_runtime > 0 ? Json(c.max_runtime) : Json(nullptr);
-  if (c.signal) {
-    const char* sig = ::sigabbrev_np(c.signal);
-    j["signal"] = std::string("SIG") + (sig ? sig : "?");
-  } else {
-    j["signal"] = nullptr;
-  }
+  j["signal"] = c.signal ? Json(signal_name(c.signal)) : Json(nullptr);
   j["exit_code"] = c.exit_code;
   write_with_groups(j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n", report, out);
 }

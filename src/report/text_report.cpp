@@ -10,6 +10,7 @@
 #include "src/dedupe/dedupe_engine.h"
 #include "src/read/reader_kind.h"
 #include "src/report/reader_words.h"
+#include "src/report/text_summary.h"
 
 namespace btrdedupe {
 namespace {
@@ -22,7 +23,7 @@ class Printer {
       : o_(o), words_(words), out_(out), err_(err) {}
 
   std::string size(uint64_t bytes) const {
-    return o_.human ? human_bytes(bytes) : std::to_string(bytes);
+    return size_text(bytes, o_.human);
   }
 
   void filesystem(const FilesystemReport& r, const JobOptions& job,
@@ -290,98 +291,6 @@ class Printer {
     if (!read) std::fprintf(out_, "error: %s\n", read.error().message().c_str());
   }
 
-  // The error counts, and the first few messages of each kind as the engine worded them.
-  void errors(const JobReport& report, const RunTotals& t) const {
-    std::fprintf(out_, "\n  errors:         %llu paths not scanned, %llu filesystems failed, "
-                 "%llu read errors\n",
-                 ull(t.path_errors), ull(t.filesystem_errors), ull(t.read_errors));
-    std::vector<std::string> first;
-    for (const auto& e : report.path_errors) first.push_back(e);
-    for (const auto& fs : report.filesystems) {
-      if (!fs.error.empty()) first.push_back(fs.error);
-      for (const auto& e : fs.fingerprints.errors) first.push_back(e);
-      for (const auto& m : fs.dedupe.messages) first.push_back(m);
-    }
-    constexpr size_t kFirst = 5;
-    for (size_t i = 0; i < first.size() && i < kFirst; ++i)
-      std::fprintf(out_, "    %s\n", first[i].c_str());
-    if (first.size() > kFirst)
-      std::fprintf(out_, "    ... %zu more on stderr\n", first.size() - kFirst);
-  }
-
-  void summary(const JobReport& report, const JobOptions& job) const {
-    const RunTotals t = run_totals(report);
-    std::fprintf(out_, "Summary:\n");
-    std::fprintf(out_, "  scanned:        %llu files, %llu extents in %llu subvolume(s) of %llu "
-                 "filesystem(s)",
-                 ull(t.files), ull(t.extents), ull(t.subvolumes), ull(t.filesystems));
-    if (t.excluded) std::fprintf(out_, "; %llu excluded", ull(t.excluded));
-    std::fprintf(out_, "\n  already shared: %s of %s\n", size(t.already_shared_bytes).c_str(),
-                 size(t.logical_bytes).c_str());
-    std::fprintf(out_, "  fingerprints:   %llu extents from the csum tree, %llu read (%s read)",
-                 ull(t.extents_from_csums), ull(t.extents_read), size(t.bytes_read).c_str());
-    if (t.extents_from_twins)
-      std::fprintf(out_, ", %llu from compressed twins", ull(t.extents_from_twins));
-    const ShortFileProofCounts& p = t.short_file_proofs;
-    if (p.files_read || p.files_known)  // their sums alone cannot tell equal files apart
-      std::fprintf(out_, "; one-sector files proven by their data: %llu read (%s), %llu known",
-                   ull(p.files_read), size(p.bytes_read).c_str(), ull(p.files_known));
-    std::fputc('\n', out_);
-    std::fprintf(out_, "  duplicates:     %llu whole-file and %llu partial groups, %s to dedupe\n",
-                 ull(t.whole_file_groups), ull(t.partial_groups), size(t.planned_bytes).c_str());
-    if (job.dedupe)
-      std::fprintf(out_, "  deduped:        %s in %llu calls; newly shared %s (each byte once; "
-                   "%s in shared extents counted in every file, the line below)\n",
-                   size(t.bytes_deduped).c_str(), ull(t.calls),
-                   signed_size(report.net_shared_change()).c_str(),
-                   signed_size(report.duperemove_net_change()).c_str());
-    else
-      std::fprintf(out_, "  deduped:        nothing (%s)\n", o_.dry_run ? "--dry-run" : "no -d");
-    if (job.dedupe)
-      std::fprintf(out_, "  freed:          %s of disk space (%s)\n", size(t.freed_bytes).c_str(),
-                   words_.freed_as);
-    else
-      std::fprintf(out_, "  would free:     %s of disk space with -d\n", size(t.would_free_bytes).c_str());
-    std::fprintf(out_, "  left alone:     %llu ranges changed since the scan, %llu refused by the "
-                 "kernel",
-                 ull(t.ranges_changed), ull(t.ranges_refused));
-    for (const auto& [code, n] : t.refused_by_code)
-      std::fprintf(out_, "; %llu %s (%s)", ull(n), dedupe_error_reason(code).c_str(),
-                   strerrorname(code));
-    if (t.readonly_ranges_left)
-      std::fprintf(out_, "; %llu in read-only snapshots (by design)", ull(t.readonly_ranges_left));
-    errors(report, t);
-    const auto& s = t.seconds;
-    std::fprintf(out_, "  elapsed:        %.2f s (scan %.2f, fingerprint %.2f, match %.2f, "
-                 "dedupe %.2f, confirm %.2f, between %.2f)",
-                 t.total_seconds(), s.scan, s.fingerprint, s.match, s.dedupe, s.confirm,
-                 t.other_seconds());
-    if (report.whole_scans_abandoned)  // where most of "between" went
-      std::fprintf(out_, "; a whole read, given up past %llu files for windows, is between",
-                   ull(job.whole_run_files));
-    std::fprintf(out_, "\n");
-    if (report.time_up)
-      std::fprintf(out_, "  stopped:        at --max-runtime, after the dedupe rounds under way; "
-                   "%s in %llu rounds left for the next run\n",
-                   size(t.bytes_not_started).c_str(), ull(t.rounds_not_started));
-    else if (o_.signal)
-      std::fprintf(out_, "  stopped:        on SIG%s, after the dedupe rounds under way\n",
-                   sigabbrev(o_.signal));
-  }
-
-  std::string signed_size(int64_t bytes) const {
-    return bytes < 0 ? "-" + size(static_cast<uint64_t>(-bytes)) : size(static_cast<uint64_t>(bytes));
-  }
-
-  static const char* strerrorname(int code) {
-    const char* n = ::strerrorname_np(code);
-    return n ? n : "?";
-  }
-  static const char* sigabbrev(int sig) {
-    const char* n = ::sigabbrev_np(sig);
-    return n ? n : "?";
-  }
-
  private:
   const TextReportOptions& o_;
   const ReaderWords& words_;
@@ -407,14 +316,15 @@ void print_text_report(const JobReport& report, const JobOptions& job,
     if (!out) return;
   }
   const bool walked = std::string_view(report.reader) == reader_name(ReaderKind::Paths);
-  const Printer p(o, walked ? kPathWords : kTreeWords, out, err);
+  const ReaderWords& words = walked ? kPathWords : kTreeWords;
+  const Printer p(o, words, out, err);
   for (const auto& e : report.path_errors) std::fprintf(err, "btrdedupe: %s\n", e.c_str());
   if (!o.quiet)
     for (const auto& n : report.notes) std::fprintf(err, "btrdedupe: note: %s\n", n.c_str());
   // The estimate's figure, where it (not a capped read given up) chose the windows.
   const uint64_t estimated = report.whole_scans_abandoned ? 0 : report.estimated_files;
   for (const auto& fs : report.filesystems) p.filesystem(fs, job, estimated);
-  if (!o.quiet && !report.filesystems.empty()) p.summary(report, job);
+  if (!o.quiet && !report.filesystems.empty()) print_text_summary(report, job, o, words, out);
   if (job.dedupe) std::fputs(summary_line(report).c_str(), out);
   if (null_out) std::fclose(null_out);
 }

@@ -116,7 +116,7 @@ void print_json_listing(const SubvolumeListing& l, const SubvolumeListOptions& o
 
 void print_text_listing(const SubvolumeListing& l, const SubvolumeListOptions& options,
                         std::FILE* out) {
-  auto size = [&](uint64_t b) { return options.human ? human_bytes(b) : std::to_string(b); };
+  auto size = [&](uint64_t b) { return size_text(b, options.human); };
   std::fprintf(out, "Subvolumes of %s (filesystem %s): %zu; bytes on disk from a metadata scan "
                "(exclusive: referenced by no other subvolume)\n",
                printable_path(l.path).c_str(), l.fsid.c_str(), l.all.size());

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "btrfs/fd.h"
@@ -86,6 +87,57 @@ std::string describe(const btrfs::Subvolume& s) {
   return "subvolume " + std::to_string(s.id) + " (" + subvolume_display_path(s) + ")";
 }
 
+// A mount point, and the subvolume whose top directory is mounted there.
+struct SubvolumeMount {
+  std::string point;
+  const btrfs::Subvolume* subvolume;
+};
+
+// The mounts of filesystem `fsid` whose root is a subvolume's top directory, the one
+// holding fs_path first (longest mount point that prefixes it).
+std::vector<SubvolumeMount> subvolume_mounts(const std::string& fs_path,
+                                             const std::vector<btrfs::Subvolume>& all,
+                                             const std::string& fsid) {
+  char* real = ::realpath(fs_path.c_str(), nullptr);
+  const std::string where = real ? real : fs_path;
+  std::free(real);
+  std::vector<SubvolumeMount> mounts;
+  for (const auto& point : btrfs_mount_points()) {
+    auto root = open_subvolume_root(point);
+    if (!root || root->fsid != fsid) continue;
+    if (const auto* s = find(all, root->id)) mounts.push_back({point, s});
+  }
+  auto holds = [&](const std::string& point) {
+    return where == point || point == "/" ||
+           (where.size() > point.size() && where.compare(0, point.size(), point) == 0 &&
+            where[point.size()] == '/');
+  };
+  std::stable_sort(mounts.begin(), mounts.end(), [&](const SubvolumeMount& a,
+                                                     const SubvolumeMount& b) {
+    const size_t la = holds(a.point) ? a.point.size() + 1 : 0;
+    const size_t lb = holds(b.point) ? b.point.size() + 1 : 0;
+    return la > lb;
+  });
+  return mounts;
+}
+
+// The path of s's top directory through mount m: its mount point when m mounts s, a path
+// below it when s lies below the subvolume m mounts, else nullopt.
+std::optional<std::string> path_through(const SubvolumeMount& m, const btrfs::Subvolume& s) {
+  const std::string& base = m.subvolume->path;  // "" for the top level
+  if (m.subvolume->id == s.id) return m.point;
+  std::string below;
+  if (m.subvolume->id == btrfs::kTopLevelSubvolume || base.empty()) {
+    below = s.path;
+  } else if (s.path.size() > base.size() && s.path.compare(0, base.size(), base) == 0 &&
+             s.path[base.size()] == '/') {
+    below = s.path.substr(base.size() + 1);
+  } else {
+    return std::nullopt;
+  }
+  return (m.point == "/" ? "" : m.point) + "/" + below;
+}
+
 }  // namespace
 
 std::string subvolume_display_path(const btrfs::Subvolume& s) {
@@ -123,54 +175,17 @@ btrfs::Result<std::vector<SubvolumeRoot>> reachable_subvolumes(
   auto info = btrfs::read_fs_info(fd->get());
   if (!info) return info.error();
   const std::string fsid = info->fsid_string();
-
-  // The mounts of this filesystem whose root is a subvolume's top directory, the one
-  // holding fs_path first (longest mount point that prefixes it).
-  char* real = ::realpath(fs_path.c_str(), nullptr);
-  const std::string where = real ? real : fs_path;
-  std::free(real);
-  struct Mount {
-    std::string point;
-    const btrfs::Subvolume* subvolume;
-  };
-  std::vector<Mount> mounts;
-  for (const auto& point : btrfs_mount_points()) {
-    auto root = open_subvolume_root(point);
-    if (!root || root->fsid != fsid) continue;
-    if (const auto* s = find(all, root->id)) mounts.push_back({point, s});
-  }
-  auto holds = [&](const std::string& point) {
-    return where == point || point == "/" ||
-           (where.size() > point.size() && where.compare(0, point.size(), point) == 0 &&
-            where[point.size()] == '/');
-  };
-  std::stable_sort(mounts.begin(), mounts.end(), [&](const Mount& a, const Mount& b) {
-    const size_t la = holds(a.point) ? a.point.size() + 1 : 0;
-    const size_t lb = holds(b.point) ? b.point.size() + 1 : 0;
-    return la > lb;
-  });
+  const std::vector<SubvolumeMount> mounts = subvolume_mounts(fs_path, all, fsid);
 
   std::vector<SubvolumeRoot> out;
   for (const auto& s : all) {
     if (only && !only->count(s.id)) continue;
     for (const auto& m : mounts) {
-      std::string candidate;
-      const std::string& base = m.subvolume->path;  // "" for the top level
-      if (m.subvolume->id == s.id) {
-        candidate = m.point;
-      } else if (m.subvolume->id == btrfs::kTopLevelSubvolume || base.empty()) {
-        candidate = s.path;
-      } else if (s.path.size() > base.size() && s.path.compare(0, base.size(), base) == 0 &&
-                 s.path[base.size()] == '/') {
-        candidate = s.path.substr(base.size() + 1);
-      } else {
-        continue;
-      }
-      if (m.subvolume->id != s.id)
-        candidate = (m.point == "/" ? "" : m.point) + "/" + candidate;
-      auto opened = open_subvolume_root(candidate);  // another mount may hide it
+      const std::optional<std::string> candidate = path_through(m, s);
+      if (!candidate) continue;
+      auto opened = open_subvolume_root(*candidate);  // another mount may hide it
       if (opened && opened->id == s.id && opened->fsid == fsid) {
-        out.push_back({s.id, candidate});
+        out.push_back({s.id, *candidate});
         break;
       }
     }
