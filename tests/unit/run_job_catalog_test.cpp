@@ -20,10 +20,10 @@ class RunJobCatalogTest : public RunJobTest {
     o.hashfile = hashfile();
     return o;
   }
-  const FilesystemReport& only(const JobReport& report) {
+  // The report's one filesystem, by value: the report is often a temporary.
+  FilesystemReport only(const JobReport& report) {
     EXPECT_EQ(report.filesystems.size(), 1u);
-    static const FilesystemReport none;
-    return report.filesystems.empty() ? none : report.filesystems[0];
+    return report.filesystems.empty() ? FilesystemReport{} : report.filesystems[0];
   }
   size_t rows() const {
     auto c = Catalog::open(hashfile());
@@ -35,7 +35,7 @@ class RunJobCatalogTest : public RunJobTest {
 // file again (not only changed ones), and once that is complete nothing is left.
 TEST_F(RunJobCatalogTest, ADedupeAfterAReportDedupesWhatTheReportFound) {
   write_pairs(2, 8);
-  const FilesystemReport& report = only(run(with_hashfile(false)));
+  const FilesystemReport report = only(run(with_hashfile(false)));
   EXPECT_EQ(report.planned_bytes, 2 * 8 * kBlock);
   EXPECT_EQ(fs.dedupe_calls(), 0u);
   const JobReport r = run(with_hashfile());
@@ -91,7 +91,7 @@ TEST_F(RunJobCatalogTest, ARewrittenFileIsDedupedAgainstItsCataloguedTwin) {
   fs.write_file("c", content(700, 4));
   ASSERT_EQ(run(with_hashfile()).exit_code(), 0);
   fs.rewrite_file("c", content(100, 4));
-  const FilesystemReport& f = only(run(with_hashfile()));
+  const FilesystemReport f = only(run(with_hashfile()));
   EXPECT_TRUE(f.catalog.incremental);
   EXPECT_EQ(f.catalog.files_changed, 1u);
   EXPECT_GE(f.catalog.candidates, 1u);
@@ -124,7 +124,7 @@ TEST_F(RunJobCatalogTest, TheHashfileOfAWindowedRunServesTheNextRuns) {
   EXPECT_GE(only(run(o)).windows, 3u);
   EXPECT_EQ(rows(), 6u);
   fs.write_file("a2-late", content(300, 4));
-  const FilesystemReport& f = only(run(o));
+  const FilesystemReport f = only(run(o));
   EXPECT_TRUE(f.catalog.incremental);
   EXPECT_EQ(f.catalog.files_changed, 1u);
   EXPECT_TRUE(shares("a2", "a2-late"));
@@ -139,7 +139,7 @@ TEST_F(RunJobCatalogTest, ADedupeAfterAReportInWindowsIsWindowedToo) {
   EXPECT_EQ(only(run(o)).planned_bytes, 3 * 4 * kBlock);
   const uint64_t before = fs.referenced_bytes();
   o.dedupe = true;
-  const FilesystemReport& f = only(run(o));
+  const FilesystemReport f = only(run(o));
   EXPECT_GE(f.windows, 3u);
   EXPECT_EQ(before - fs.referenced_bytes(), 3 * 4 * kBlock);
   EXPECT_EQ(f.freed.bytes, 3 * 4 * kBlock);
@@ -165,7 +165,7 @@ TEST_F(RunJobCatalogTest, FilesStillBeingWrittenAreLeftToSettle) {
   o.settle_seconds = 3600;
   ASSERT_EQ(run(o).exit_code(), 0);
   fs.write_file("a0-late", content(100, 4));
-  const FilesystemReport& f = only(run(o));
+  const FilesystemReport f = only(run(o));
   EXPECT_EQ(f.catalog.files_settling, 1u);
   EXPECT_FALSE(shares("a0", "a0-late"));
   o.settle_seconds = 0;
