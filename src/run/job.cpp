@@ -1,6 +1,5 @@
 #include "src/run/job.h"
 
-
 #include <cerrno>
 #include <ctime>
 #include <filesystem>
