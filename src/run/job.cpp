@@ -122,19 +122,22 @@ class Job {
     return false;
   }
 
-  // Once, on the first path's filesystem, before anything is read.
+  // Once, on the first path's filesystem, before anything is read; the reader and its
+  // kernel both come from the run's world.
   bool choose_reader() {
-    run_.emplace(o_, progress_, world_.kernel(ReaderKind::Tree));
-    if (o_.paths.empty()) return true;  // the run says what is missing
-    auto ground = world_.ground(o_.paths.front());
-    if (!ground) return fail(ground.error());
-    auto choice = btrdedupe::choose_reader(*ground, o_.paths.front(), o_.reader);
-    if (!choice) return fail(choice.error());
-    reader_ = &world_.reader(choice->kind);
-    run_.emplace(o_, progress_, world_.kernel(choice->kind));
-    report_.reader = reader_name(choice->kind);
-    if (!choice->note.empty()) report_.notes.push_back(choice->note);
-    return choice->kind == ReaderKind::Tree || take_the_walks_limits();
+    ReaderKind kind = ReaderKind::Tree;  // with no path, the run says what is missing
+    if (!o_.paths.empty()) {
+      auto ground = world_.ground(o_.paths.front());
+      if (!ground) return fail(ground.error());
+      auto choice = btrdedupe::choose_reader(*ground, o_.paths.front(), o_.reader);
+      if (!choice) return fail(choice.error());
+      kind = choice->kind;
+      if (!choice->note.empty()) report_.notes.push_back(choice->note);
+    }
+    reader_ = &world_.reader(kind);
+    run_.emplace(o_, progress_, world_.kernel(kind));
+    report_.reader = reader_name(kind);
+    return kind == ReaderKind::Tree || take_the_walks_limits();
   }
 
   // What a walk of the paths cannot do, settled before the run: no backrefs (LOGICAL_INO)
@@ -352,7 +355,7 @@ class Job {
   std::optional<RunContext> run_;  // of o_ as resolved, once the reader is chosen
   btrfs::Timespec started_at_;
   JobReport report_;
-  const RootReader* reader_ = &reader_of(ReaderKind::Tree);
+  const RootReader* reader_ = nullptr;  // the world's, once chosen (choose_reader)
   std::unique_ptr<CatalogSession> catalog_;
   std::optional<ResolvedSelection> selection_;
   ScanOptions scan_options_;
