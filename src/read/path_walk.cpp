@@ -17,6 +17,7 @@
 #include "btrfs/fs_info.h"
 #include "btrfs/items.h"
 #include "btrfs/subvolume.h"
+#include "src/read/walk_kernel.h"
 #include "src/scope/scan_admission.h"
 
 namespace btrdedupe {
@@ -57,8 +58,8 @@ struct Directory {
 class PathWalk {
  public:
   PathWalk(const std::string& root, const ScanOptions& options, ScanResult& out,
-           btrfs::FsKind kind)
-      : root_(root), o_(options), out_(out), kind_(kind), euid_(::geteuid()) {}
+           btrfs::FsKind kind, const WalkKernel& kernel)
+      : root_(root), o_(options), out_(out), kind_(kind), kernel_(kernel), euid_(::geteuid()) {}
 
   btrfs::Result<void> walk_file(int fd, const struct statx& st) {
     return add_file(AT_FDCWD, root_.c_str(), st, nullptr, register_subvolume(fd));
@@ -80,8 +81,8 @@ class PathWalk {
     uint64_t id = kOneTree;
     bool read_only = false;
     if (kind_ == btrfs::FsKind::Btrfs) {
-      if (auto got = btrfs::subvolume_id(fd)) id = *got;
-      if (auto ro = btrfs::subvolume_read_only(fd)) read_only = *ro;
+      if (auto got = kernel_.subvolume_id(fd)) id = *got;
+      if (auto ro = kernel_.subvolume_read_only(fd)) read_only = *ro;
     }
     if (known_subvolumes_.insert(id).second) {
       btrfs::Subvolume s;
@@ -157,9 +158,9 @@ class PathWalk {
   }
 
   bool same_filesystem(int fd) const {
-    auto kind = btrfs::filesystem_kind(fd);
+    auto kind = kernel_.filesystem_kind(fd, nullptr);
     if (!kind || *kind != kind_) return false;
-    auto info = btrfs::read_walked_fs_info(fd, *kind);
+    auto info = kernel_.walked_fs_info(fd, *kind);
     return info && info->fsid == out_.fs.fsid;
   }
 
@@ -183,7 +184,7 @@ class PathWalk {
       ++out_.passed_over.unreadable;
       return {};
     }
-    auto map = btrfs::fiemap(fd->get());
+    auto map = kernel_.fiemap(fd->get());
     if (!map) {
       ++out_.passed_over.unreadable;
       return {};
@@ -237,6 +238,7 @@ class PathWalk {
   const ScanOptions& o_;
   ScanResult& out_;
   const btrfs::FsKind kind_;
+  const WalkKernel& kernel_;
   const uid_t euid_;
   std::set<uint64_t> known_subvolumes_;
   std::set<std::pair<uint64_t, uint64_t>> linked_;
@@ -244,27 +246,32 @@ class PathWalk {
 
 }  // namespace
 
-btrfs::Result<ScanResult> walk_root(const std::string& root, const ScanOptions& options) {
+btrfs::Result<ScanResult> walk_root(const std::string& root, const ScanOptions& options,
+                                    const WalkKernel& kernel) {
   auto fd = btrfs::Fd::open(root, O_RDONLY | O_NONBLOCK);
   if (!fd) return fd.error();
   std::string name;
-  auto kind = btrfs::filesystem_kind(fd->get(), &name);
+  auto kind = kernel.filesystem_kind(fd->get(), &name);
   if (!kind) return btrfs::errno_error("statfs " + root);
   if (*kind == btrfs::FsKind::Other)
     return btrfs::Error{0, root + " is on " + name + ": btrdedupe reads btrfs and XFS"};
   ScanResult out;
-  auto fs = btrfs::read_walked_fs_info(fd->get(), *kind);
+  auto fs = kernel.walked_fs_info(fd->get(), *kind);
   if (!fs) return fs.error();
   out.fs = *fs;
   auto st = statx_at(fd->get(), "", AT_EMPTY_PATH);
   if (!st) return st.error();
   out.roots.push_back({root, S_ISREG(st->stx_mode)});
-  PathWalk walk(root, options, out, *kind);
+  PathWalk walk(root, options, out, *kind, kernel);
   auto ok = S_ISREG(st->stx_mode) ? walk.walk_file(fd->get(), *st)
                                   : walk.walk_tree(std::move(*fd), *st);
   if (!ok) return ok.error();
   sort_by_physical_identity(out.extents);
   return out;
+}
+
+btrfs::Result<ScanResult> walk_root(const std::string& root, const ScanOptions& options) {
+  return walk_root(root, options, machine_walk_kernel());
 }
 
 }  // namespace btrdedupe

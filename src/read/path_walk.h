@@ -16,13 +16,19 @@
 
 #include "btrfs/result.h"
 #include "src/read/tree_scan.h"
+#include "src/read/walk_kernel.h"
 
 namespace btrdedupe {
 
 // Walks `root` (a directory, or one regular file) on btrfs or XFS. Files the caller may
 // not read are counted (PassedOver::unreadable); as an ordinary user, files it may
 // not dedupe into are kept as sources only (ScannedFile::not_ours).
+// `kernel` answers the filesystem's kind and identity, each file's extents and the
+// subvolumes; listing, statx and opening are the machine's own.
 // Errors: `root` missing, or on a filesystem without FIDEDUPERANGE that btrdedupe reads.
+btrfs::Result<ScanResult> walk_root(const std::string& root, const ScanOptions& options,
+                                    const WalkKernel& kernel);
+// On the machine's kernel (machine_walk_kernel).
 btrfs::Result<ScanResult> walk_root(const std::string& root, const ScanOptions& options);
 
 }  // namespace btrdedupe

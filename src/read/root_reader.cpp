@@ -75,15 +75,16 @@ class TreeReader final : public RootReader {
 
 class PathReader final : public RootReader {
  public:
+  explicit PathReader(const WalkKernel& kernel) : kernel_(kernel) {}
   ReaderKind kind() const override { return ReaderKind::Paths; }
   btrfs::Result<ScanResult> scan(const std::string& root, const ScanOptions& o) const override {
-    return walk_root(root, o);
+    return walk_root(root, o, kernel_);
   }
   btrfs::Result<std::string> fsid(const std::string& path) const override {
     return fsid_at(path, [&](int fd) -> btrfs::Result<btrfs::FsInfo> {
-      auto kind = btrfs::filesystem_kind(fd);
+      auto kind = kernel_.filesystem_kind(fd, nullptr);
       if (!kind) return btrfs::errno_error("statfs " + path);
-      return btrfs::read_walked_fs_info(fd, *kind);
+      return kernel_.walked_fs_info(fd, *kind);
     });
   }
   btrfs::Result<std::unordered_map<uint64_t, uint64_t>> generations(
@@ -97,6 +98,7 @@ class PathReader final : public RootReader {
   }
 
  private:
+  const WalkKernel& kernel_;
   mutable NoChecksums none_;
 };
 
@@ -113,9 +115,13 @@ const char* reader_name(ReaderKind kind) { return kind == ReaderKind::Tree ? "tr
 
 const RootReader& reader_of(ReaderKind kind) {
   static const TreeReader tree;
-  static const PathReader paths;
+  static const PathReader paths(machine_walk_kernel());
   if (kind == ReaderKind::Tree) return tree;
   return paths;
+}
+
+std::unique_ptr<RootReader> path_reader(const WalkKernel& kernel) {
+  return std::make_unique<PathReader>(kernel);
 }
 
 ReaderGround reader_ground(int fd) {

@@ -16,6 +16,7 @@
 #include "btrfs/tree_source.h"
 #include "src/read/reader_kind.h"
 #include "src/read/tree_scan.h"
+#include "src/read/walk_kernel.h"
 
 namespace btrdedupe {
 
@@ -47,7 +48,10 @@ class RootReader {
       const ScanScope& scope, const ScanOptions& options, ScanResult& out) const = 0;
 };
 
+// The machine's readers: tree search, or the walk over machine_walk_kernel().
 const RootReader& reader_of(ReaderKind kind);
+// A walk of the paths whose kernel questions `kernel` answers; it must outlive the reader.
+std::unique_ptr<RootReader> path_reader(const WalkKernel& kernel);
 
 // What the run may do on the filesystem of its first path.
 struct ReaderGround {
