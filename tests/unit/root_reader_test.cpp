@@ -2,9 +2,20 @@
 // (kernel_walked's still_allocated): both without a filesystem.
 #include "src/read/root_reader.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
+#include <fstream>
+#include <string>
+
+#include "btrfs/tree_source.h"
+#include "src/read/incremental_scan.h"
+#include "src/read/scan_scope.h"
 #include "src/run/run_kernel.h"
+#include "tests/unit/scripted_walk_kernel.h"
 
 namespace btrdedupe {
 namespace {
@@ -83,6 +94,67 @@ TEST(WalkedKernel, AnExtentStaysWhileAnyOfItsBytesIsMappedOrItsReferencesAreUnkn
   auto allocated = kernel_walked().still_allocated(now, planned, 0);
   ASSERT_TRUE(allocated);
   EXPECT_EQ(*allocated, (std::vector<bool>{true, false, true, false, true}));
+}
+
+// CAP_SYS_ADMIN as /proc/self/status spells the effective set, in hex.
+bool effective_sys_admin() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("CapEff:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) >> 21) & 1;
+  return false;
+}
+
+TEST(ReaderGround, TheFilesystemKindAndTheCapabilityOfTheCaller) {
+  const int fd = ::open("/tmp", O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  struct statfs st {};
+  ASSERT_EQ(::fstatfs(fd, &st), 0);
+  const ReaderGround g = reader_ground(fd);
+  ::close(fd);
+  const auto magic = static_cast<unsigned long>(st.f_type);
+  EXPECT_EQ(g.fs, magic == BTRFS_SUPER_MAGIC ? btrfs::FsKind::Btrfs
+                  : magic == XFS_SUPER_MAGIC ? btrfs::FsKind::Xfs
+                                             : btrfs::FsKind::Other);
+  if (g.fs == btrfs::FsKind::Other) {
+    EXPECT_NE(g.fs_name, "");
+  }
+  EXPECT_EQ(g.may_search_trees, effective_sys_admin());
+}
+
+// The walk's reader: its kernel names the filesystem; no generations, no checksums, no
+// targeted reads (every run walks whole).
+TEST(PathReader, TheWalksFilesystemAndWhatItCannotTell) {
+  test::ScriptedWalkKernel kernel;
+  kernel.kind = btrfs::FsKind::Xfs;
+  const auto reader = path_reader(kernel);
+  EXPECT_EQ(reader->kind(), ReaderKind::Paths);
+  EXPECT_EQ(reader_of(ReaderKind::Paths).kind(), ReaderKind::Paths);
+  auto fsid = reader->fsid("/tmp");
+  ASSERT_TRUE(fsid) << fsid.error().message();
+  EXPECT_EQ(*fsid, test::walked_info(1).fsid_string());
+  EXPECT_FALSE(reader->fsid("/tmp/no such path/really"));
+  kernel.kind_fails = true;
+  fsid = reader->fsid("/tmp");
+  ASSERT_FALSE(fsid);
+  EXPECT_EQ(fsid.error().message().rfind("statfs /tmp", 0), 0u) << fsid.error().message();
+  auto generations = reader->generations("/tmp");
+  ASSERT_TRUE(generations);
+  EXPECT_TRUE(generations->empty());
+  btrfs::TreeSource* sums = reader->checksums();
+  ASSERT_NE(sums, nullptr);  // an empty csum tree, not the kernel's
+  btrfs::SearchKey all;
+  auto cursor = sums->search(all, 16);
+  auto item = cursor->next();
+  ASSERT_TRUE(item);
+  EXPECT_FALSE(*item);
+  EXPECT_EQ(cursor->ioctl_calls(), 0u);
+  auto first = sums->first_key(all);
+  ASSERT_TRUE(first);
+  EXPECT_FALSE(*first);
+  ScanResult out;
+  auto targeted = reader->targeted(ScanScope{{"/tmp"}, std::nullopt}, ScanOptions{}, out);
+  ASSERT_TRUE(targeted);
+  EXPECT_EQ(*targeted, nullptr);
 }
 
 }  // namespace
