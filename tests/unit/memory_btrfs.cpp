@@ -43,6 +43,8 @@ MemoryBtrfs::MemoryBtrfs() {
   const btrfs::InodeName self{kTopDir, 0, ".."};
   tree_.add(kTop, {kTopDir, BTRFS_INODE_REF_KEY, kTopDir}, btrfs::encode_inode_refs({&self, 1}),
             generation_);
+  walked_ = std::make_unique<Walked>(*this);
+  walk_reader_ = path_reader(*walked_);
 }
 
 MemoryBtrfs::~MemoryBtrfs() {

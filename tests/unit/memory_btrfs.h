@@ -6,6 +6,10 @@
 // extent items are split at the range's ends and point at the source's extent, in a new
 // generation, so the confirmation, the freed-space check and a re-run's incremental read
 // all see what the calls did.
+// It serves the walk of the paths too (src/read/path_walk.h): reader(ReaderKind::Paths)
+// walks the temporary directory, FIEMAP answered from the same extents (as btrfs answers
+// it: SHARED where another reference exists, ENCODED where compressed), and `standing` may
+// say the run has no CAP_SYS_ADMIN, or that the filesystem is XFS, so the job takes it.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +23,7 @@
 #include <vector>
 
 #include "src/dedupe/dedupe_kernel.h"
+#include "src/read/walk_kernel.h"
 #include "src/run/run_world.h"
 #include "tests/support/memory_tree_source.h"
 
@@ -63,11 +68,13 @@ class MemoryBtrfs final : public RunWorld,
 
   Script script;                           // default: every destination Same
   std::function<void(size_t call)> on_call;  // e.g. a stop that comes mid-round
+  // What ground() says of the filesystem; by default a btrfs that root may search.
+  ReaderGround standing;
 
-  // RunWorld: a btrfs root may search; this filesystem reads and dedupes itself.
-  btrfs::Result<ReaderGround> ground(const std::string&) override { return ReaderGround{}; }
-  const RootReader& reader(ReaderKind) override { return *this; }
-  RunKernel& kernel(ReaderKind) override { return *this; }
+  // RunWorld: this filesystem reads and dedupes itself, by its trees or by a walk.
+  btrfs::Result<ReaderGround> ground(const std::string&) override { return standing; }
+  const RootReader& reader(ReaderKind kind) override;
+  RunKernel& kernel(ReaderKind kind) override;
 
   // RootReader: the tree readers' own code over the in-memory tree.
   ReaderKind kind() const override { return ReaderKind::Tree; }
@@ -95,6 +102,29 @@ class MemoryBtrfs final : public RunWorld,
       std::span<const btrfs::DedupeDestination> destinations) override;
 
  private:
+  // The walk's kernel questions and its run's kernel (memory_btrfs_walk.cpp): FIEMAP from
+  // the files' pieces, one writable subvolume; dedupes go to the filesystem, and what a
+  // dedupe freed is what kernel_walked() counts from the confirmation's walk.
+  class Walked final : public WalkKernel, public RunKernel {
+   public:
+    explicit Walked(MemoryBtrfs& fs) : fs_(fs) {}
+    btrfs::Result<btrfs::FsKind> filesystem_kind(int fd, std::string* name) const override;
+    btrfs::Result<btrfs::FsInfo> walked_fs_info(int fd, btrfs::FsKind kind) const override;
+    btrfs::Result<std::vector<btrfs::FiemapExtent>> fiemap(int fd) const override;
+    btrfs::Result<uint64_t> subvolume_id(int) const override { return kTop; }
+    btrfs::Result<bool> subvolume_read_only(int) const override { return false; }
+
+    DedupeKernel& dedupe() override { return fs_; }
+    RewriteKernel& rewrite() override;
+    btrfs::Result<std::vector<bool>> still_allocated(const ScanResult& now,
+                                                     const std::vector<PhysicalExtent>& extents,
+                                                     uint64_t scanned_at) override;
+    std::vector<btrfs::Subvolume> subvolumes(const std::string&) override { return {}; }
+    unsigned io_threads(const std::string&) override { return 2; }
+
+   private:
+    MemoryBtrfs& fs_;
+  };
   struct Piece {  // one EXTENT_DATA item
     uint64_t file_offset, length, bytenr, extent_bytes, extent_offset;
     uint64_t disk_bytes;  // extent_bytes, or less when compressed
@@ -132,6 +162,8 @@ class MemoryBtrfs final : public RunWorld,
   uint64_t dir_index_ = 2;
   mutable std::mutex mu_;  // dedupe_range comes from the run's dedupe workers
   size_t calls_ = 0;
+  std::unique_ptr<Walked> walked_;
+  std::unique_ptr<RootReader> walk_reader_;
 };
 
 }  // namespace btrdedupe::test
