@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -162,6 +163,89 @@ TEST(JsonReport, ShortFileProofsArePerFilesystemAndSummed) {
   EXPECT_NE(text.find("; one-sector files proven by their data: 4 read (13096), 2 known\n"),
             std::string::npos)
       << text;
+}
+
+// A time-boxed run lists its groups done and left, and says the deadline stopped it.
+TEST(JsonReport, ATimeBoxedRunListsItsWorkAndWhatStoppedIt) {
+  JobReport report;
+  FilesystemReport fs;
+  fs.work.done.push_back({"/m/done-source", 2, 8192, 0});
+  fs.work.left.push_back({"/m/left-\xff", 3, 12288, 4096});
+  fs.work.groups_done = 5;
+  fs.work.groups_left = 7;
+  fs.work.bytes_done = 40960;
+  fs.work.bytes_left = 28672;
+  report.filesystems.push_back(fs);
+  report.filesystems.emplace_back();  // nothing of its own to list
+  report.stopped = true;
+  report.time_up = true;
+  JsonReportContext c;
+  c.max_runtime = 30;
+  const auto j = nlohmann::json::parse(json_report(report, {}, c));
+  const auto& w = j["filesystems"][0]["work"];
+  EXPECT_EQ(w["groups_done"], 5);
+  EXPECT_EQ(w["groups_left"], 7);
+  EXPECT_EQ(w["bytes_done"], 40960);
+  EXPECT_EQ(w["bytes_left"], 28672);
+  EXPECT_EQ(w["listed_at_most"], kWorkListed);
+  ASSERT_EQ(w["done"].size(), 1u);
+  EXPECT_EQ(w["done"][0]["source"], "/m/done-source");
+  EXPECT_EQ(w["done"][0]["destinations"], 2);
+  EXPECT_EQ(w["done"][0]["bytes"], 8192);
+  EXPECT_EQ(w["done"][0]["bytes_left"], 0);
+  EXPECT_FALSE(w["done"][0].contains("source_hex"));
+  ASSERT_EQ(w["left"].size(), 1u);
+  EXPECT_EQ(w["left"][0]["source_hex"], "2f6d2f6c6566742dff");
+  EXPECT_EQ(w["left"][0]["bytes_left"], 4096);
+  // Time-boxed: the second filesystem's listing is there, empty.
+  const auto& none = j["filesystems"][1]["work"];
+  EXPECT_EQ(none["groups_done"], 0);
+  EXPECT_TRUE(none["done"].empty());
+  EXPECT_TRUE(none["left"].empty());
+  EXPECT_EQ(j["stopped_by"], "max_runtime");
+  EXPECT_EQ(j["max_runtime"], 30.0);
+
+  // Stopped otherwise: by a signal; not time-boxed, an empty listing is null.
+  report.time_up = false;
+  JsonReportContext signalled;
+  signalled.signal = SIGINT;
+  const auto k = nlohmann::json::parse(json_report(report, {}, signalled));
+  EXPECT_EQ(k["stopped_by"], "signal");
+  EXPECT_EQ(k["signal"], "SIGINT");
+  EXPECT_TRUE(k["max_runtime"].is_null());
+  EXPECT_TRUE(k["filesystems"][1]["work"].is_null());
+  EXPECT_EQ(k["filesystems"][0]["work"]["groups_left"], 7);
+}
+
+// What the hashfile saved, only where there was one.
+TEST(JsonReport, CatalogFiguresOnlyWithAHashfile) {
+  JobReport report;
+  report.filesystems.resize(2);
+  CatalogStats& c = report.filesystems[0].catalog;
+  c.used = true;
+  c.files_changed = 11;
+  c.files_known = 13;
+  c.candidates = 17;
+  c.stale_rows = 19;
+  c.incremental = true;
+  c.upgraded_from = 2;
+  const auto j = nlohmann::json::parse(json_report(report, {}, {}));
+  const auto& cj = j["filesystems"][0]["catalog"];
+  EXPECT_EQ(cj["unchanged"], false);
+  EXPECT_EQ(cj["files_changed"], 11);
+  EXPECT_EQ(cj["files_known"], 13);
+  EXPECT_EQ(cj["candidates"], 17);
+  EXPECT_EQ(cj["stale_rows"], 19);
+  EXPECT_EQ(cj["incremental"], true);
+  EXPECT_EQ(cj["upgraded_from"], 2);
+  EXPECT_TRUE(j["filesystems"][1]["catalog"].is_null());
+  EXPECT_TRUE(j["stopped_by"].is_null());
+
+  c.upgraded_from.reset();
+  c.unchanged = true;
+  const auto k = nlohmann::json::parse(json_report(report, {}, {}));
+  EXPECT_TRUE(k["filesystems"][0]["catalog"]["upgraded_from"].is_null());
+  EXPECT_EQ(k["filesystems"][0]["catalog"]["unchanged"], true);
 }
 
 }  // namespace
