@@ -167,6 +167,25 @@ TEST(CliOptions, ProgressModes) {
             "--progress: 'fancy' is not one of auto, tty, json, none");
 }
 
+// --prefetch: how the dedupe warms its ranges; the default is fadvise.
+TEST(CliOptions, PrefetchModes) {
+  EXPECT_EQ(ok({"/a"}).prefetch, Prefetch::Fadvise);
+  EXPECT_EQ(ok({"--prefetch=read", "/a"}).prefetch, Prefetch::Read);
+  EXPECT_EQ(ok({"--prefetch", "readahead", "/a"}).prefetch, Prefetch::Readahead);
+  EXPECT_EQ(ok({"--prefetch=none", "/a"}).prefetch, Prefetch::None);
+  EXPECT_EQ(ok({"--prefetch=none", "--prefetch=fadvise", "/a"}).prefetch, Prefetch::Fadvise);
+  EXPECT_EQ(error({"--prefetch=mmap", "/a"}),
+            "--prefetch: 'mmap' is not one of read, readahead, fadvise, none");
+}
+
+// --reader: asked for by name; without it, none is asked for (the filesystem chooses).
+TEST(CliOptions, ReaderByName) {
+  EXPECT_FALSE(ok({"/a"}).reader.has_value());
+  EXPECT_EQ(ok({"--reader=tree", "/a"}).reader, ReaderKind::Tree);
+  EXPECT_EQ(ok({"--reader", "paths", "/a"}).reader, ReaderKind::Paths);
+  EXPECT_EQ(error({"--reader=fiemap", "/a"}), "--reader: 'fiemap' (known: tree, paths)");
+}
+
 TEST(CliOptions, OwnOptions) {
   const auto o = ok({"--json", "--dry-run", "-d", "/a"});
   EXPECT_TRUE(o.json);
