@@ -6,7 +6,6 @@
 
 #include "src/report/byte_size.h"
 #include "src/catalog/catalog.h"
-#include "src/read/tree_scan.h"
 
 namespace btrdedupe {
 namespace {
@@ -96,7 +95,7 @@ int catalog_history(const std::string& hashfile, bool human, std::FILE* out, std
 }
 
 int remove_from_catalog(const std::string& hashfile, const std::vector<std::string>& paths,
-                        std::FILE* out, std::FILE* err) {
+                        const RootReader& reader, std::FILE* out, std::FILE* err) {
   auto c = open_or_say(hashfile, err);
   if (!c) return 1;
   int status = 0;
@@ -112,7 +111,7 @@ int remove_from_catalog(const std::string& hashfile, const std::vector<std::stri
     so.recursive = true;
     so.fold_readonly_aliases = false;
     so.warm_csum_tree = false;  // no fingerprint follows
-    auto scan = scan_tree(p, so);
+    auto scan = reader.scan(p, so);
     if (!scan) {
       std::fprintf(err, "btrdedupe: %s\n", scan.error().message().c_str());
       status = 1;

@@ -75,7 +75,7 @@ class UserExcludes {
 };
 
 // Help, version and the commands that are the whole run: their exit code, if one is given.
-std::optional<int> run_command(const CliOptions& o) {
+std::optional<int> run_command(const CliOptions& o, RunWorld& world) {
   if (o.show_help) {
     std::fputs(cli_help().c_str(), stdout);
     return kExitOk;
@@ -88,7 +88,9 @@ std::optional<int> run_command(const CliOptions& o) {
   if (o.list_catalog) return list_catalog(o.hashfile, o.human, stdout, stderr);
   if (o.catalog_stats) return catalog_stats(o.hashfile, o.human, stdout, stderr);
   if (o.catalog_history) return catalog_history(o.hashfile, o.human, stdout, stderr);
-  if (o.remove_from_catalog) return remove_from_catalog(o.hashfile, o.paths, stdout, stderr);
+  if (o.remove_from_catalog)
+    return remove_from_catalog(o.hashfile, o.paths, world.reader(ReaderKind::Tree), stdout,
+                               stderr);
   if (o.list_subvols)
     return list_subvolumes_command(o.paths.front(), {o.hashfile, o.human, o.json}, stdout, stderr);
   return std::nullopt;
@@ -230,7 +232,7 @@ int run_command_line(int argc, char** argv, RunWorld& world, StopSignals& signal
     return kExitUsage;
   }
   CliOptions o = parsed.options;
-  if (const auto code = run_command(o)) return *code;
+  if (const auto code = run_command(o, world)) return *code;
   if (!o.quiet)
     for (const auto& note : o.no_effect) std::fprintf(stderr, "btrdedupe: note: %s\n", note.c_str());
   // As duperemove: nothing left to do is no error.
