@@ -14,6 +14,14 @@
 namespace btrdedupe {
 namespace {
 
+std::string canonical(const std::string& path) {
+  std::error_code error;
+  auto p = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
+  return error ? path : p.string();
+}
+
+}  // namespace
+
 FollowOptions follow_options(const CliOptions& o) {
   FollowOptions f;
   f.timing.settle = o.settle;
@@ -26,15 +34,8 @@ FollowOptions follow_options(const CliOptions& o) {
   return f;
 }
 
-std::string canonical(const std::string& path) {
-  std::error_code error;
-  auto p = std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
-  return error ? path : p.string();
-}
-
-// A hashfile inside the followed tree changes with every cycle it records: left out, so
-// that recording a cycle is never a change for the next one. The scan asks for every file:
-// only a name the hashfile's files can have costs a path lookup.
+// The scan asks for every file: only a name the hashfile's files can have costs a path
+// lookup.
 void leave_out_hashfile(JobOptions& job, const std::string& hashfile) {
   const std::string own = canonical(hashfile);
   const std::string base = std::filesystem::path(own).filename().string();
@@ -51,8 +52,6 @@ void leave_out_hashfile(JobOptions& job, const std::string& hashfile) {
     return canonical(dir) + "/" + base == own;
   };
 }
-
-}  // namespace
 
 int run_follow(const CliOptions& o, JobOptions job, FollowSignals signals, ProgressSink* progress) {
   std::FILE* events = o.progress == ProgressMode::Json ? stderr : nullptr;
