@@ -3,12 +3,15 @@
 // the tree says the run did.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "src/catalog/catalog_commands.h"
 #include "src/report/json_report.h"
+#include "src/report/progress_sink.h"
 #include "src/report/text_report.h"
 #include "tests/unit/run_job_fixture.h"
 
@@ -147,6 +150,34 @@ TEST_F(RunJobReportTest, AWindowedReportSaysWhatADedupeWouldFree) {
   const JobReport whole = run(o);
   EXPECT_EQ(whole.filesystems[0].would_free.bytes, report.filesystems[0].would_free.bytes);
   EXPECT_EQ(whole.filesystems[0].planned_bytes, report.filesystems[0].planned_bytes);
+}
+
+// A sink that only hears of phases (ProgressSink::position left as it is): each phase in
+// the run's order, the dedupe's bytes counted up to what it deduped.
+class PhaseLog : public ProgressSink {
+ public:
+  void progress(const char* phase, uint64_t done, uint64_t) override {
+    if (phases.empty() || phases.back() != phase) phases.push_back(phase);
+    if (std::string(phase) == "dedupe") dedupe_done = done;
+  }
+  std::vector<std::string> phases;
+  uint64_t dedupe_done = 0;
+};
+
+TEST_F(RunJobReportTest, AProgressSinkHearsThePhasesInTheirOrder) {
+  write_pairs(2, 8);
+  PhaseLog log;
+  const JobReport report = run_job(options(), &log, fs);
+  ASSERT_EQ(report.exit_code(), 0);
+  const std::vector<std::string> order{"scan", "fingerprint", "match", "dedupe"};
+  auto at = log.phases.begin();
+  for (const auto& phase : order) {
+    at = std::find(at, log.phases.end(), phase);
+    EXPECT_NE(at, log.phases.end()) << phase << " missing or out of order";
+  }
+  EXPECT_EQ(log.phases.front(), "scan");
+  EXPECT_EQ(log.dedupe_done, report.filesystems.at(0).dedupe.bytes_deduped);
+  EXPECT_EQ(log.dedupe_done, 2 * 8 * kBlock);
 }
 
 }  // namespace
