@@ -175,5 +175,73 @@ TEST_F(TreeScanRules, MoreFilesThanAllowedIsEfbig) {
   EXPECT_EQ(over.error().code, EFBIG);
 }
 
+// A read-only snapshot (subvolume 260 at "snap") of the top subvolume, where "a" is still
+// the same data, "b" was rewritten, "new" was written and "empty" has no extent at all.
+class ReadOnlySnapshotFold : public TreeScanRules {
+ protected:
+  ReadOnlySnapshotFold() {
+    data_file(fs_tree, 257, kTop, "a", 20000);
+    data_file(fs_tree, 258, kTop, "b", 20000);
+    fs_tree.entry(kTop, 260, "snap", BTRFS_ROOT_ITEM_KEY);
+    SyntheticTree snap(source, 260);
+    data_file(snap, 257, kTop, "a", 20000);  // the same extent: a copy of top's a
+    snap.file(258, kTop, "b", 20000);
+    snap.extent(258, 0, 20480, 9ULL << 30);  // b's data written again
+    data_file(snap, 259, kTop, "new", 8000);
+    snap.file(261, kTop, "empty", 0);
+    btrfs::Subvolume sv = subvolume(260, "snap", BTRFS_FS_TREE_OBJECTID, kTop);
+    sv.readonly = true;
+    all.push_back(sv);
+  }
+
+  // The scan's files by path, and which of them stand for folded copies.
+  void expect_folded(const btrfs::Result<ScanResult>& r) {
+    EXPECT_EQ(paths(r), (std::set<std::string>{"a", "b", "snap/b", "snap/new"}));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->passed_over.readonly_aliases, 2u);  // snap/a, and snap/empty
+    for (uint32_t f = 0; f < r->files.size(); ++f) {
+      const bool a = relative_path(*r, r->files[f]) == "a";
+      EXPECT_EQ(r->files[f].readonly_alias, a) << relative_path(*r, r->files[f]);
+      EXPECT_EQ(r->readonly_alias_subvolumes.subvolumes_of(f),
+                a ? std::vector<uint64_t>{260} : std::vector<uint64_t>{});
+    }
+    for (const auto& e : r->extents) ASSERT_LT(e.file, r->files.size());
+    EXPECT_EQ(r->extents.size(), 4u);
+  }
+};
+
+// Read whole, the snapshot drops its copies as they are read.
+TEST_F(ReadOnlySnapshotFold, CopiesFoldIntoTheFilesScannedBefore) {
+  expect_folded(scan(BTRFS_FS_TREE_OBJECTID, kTop, {}));
+}
+
+// With excludes every path is needed first: the copies fold after the snapshot's read.
+TEST_F(ReadOnlySnapshotFold, CopiesFoldAfterTheReadWhenPathsAreJudged) {
+  ScanOptions o;
+  o.exclude = [](const std::string&, const std::string&) { return false; };
+  expect_folded(scan(BTRFS_FS_TREE_OBJECTID, kTop, o));
+}
+
+TEST_F(ReadOnlySnapshotFold, WithoutFoldingEveryFileIsKept) {
+  ScanOptions o;
+  o.fold_readonly_aliases = false;
+  auto r = scan(BTRFS_FS_TREE_OBJECTID, kTop, o);
+  EXPECT_EQ(paths(r), (std::set<std::string>{"a", "b", "snap/a", "snap/b", "snap/new",
+                                             "snap/empty"}));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->passed_over.readonly_aliases, 0u);
+}
+
+// Not reached (no recursion), the snapshot folds nothing and costs no index.
+TEST_F(ReadOnlySnapshotFold, ASnapshotNotReadFoldsNothing) {
+  ScanOptions o;
+  o.recursive = false;
+  auto r = scan(BTRFS_FS_TREE_OBJECTID, kTop, o);
+  EXPECT_EQ(paths(r), (std::set<std::string>{"a", "b"}));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->passed_over.readonly_aliases, 0u);
+  for (const auto& f : r->files) EXPECT_FALSE(f.readonly_alias);
+}
+
 }  // namespace
 }  // namespace btrdedupe::test
