@@ -104,6 +104,12 @@ btrfs::Result<std::unique_ptr<FollowWorld>> system_follow_world(const std::strin
       path, info->fsid_string(), follow_status_path(hashfile), json_events, progress));
 }
 
+std::unique_ptr<FollowWorld> follow_world_at(const std::string& path, const std::string& fsid,
+                                             const std::string& status_path,
+                                             std::FILE* json_events, ProgressSink* progress) {
+  return std::make_unique<SystemFollowWorld>(path, fsid, status_path, json_events, progress);
+}
+
 std::string take_idle_priority() {
   std::string missed;
   if (::setpriority(PRIO_PROCESS, 0, 19) != 0) missed += std::string("nice 19: ") + std::strerror(errno);

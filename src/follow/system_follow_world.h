@@ -19,6 +19,14 @@ btrfs::Result<std::unique_ptr<FollowWorld>> system_follow_world(const std::strin
                                                                 std::FILE* json_events,
                                                                 ProgressSink* progress);
 
+// The world system_follow_world gives once its checks pass: the filesystem at `path` is
+// followed while it keeps `fsid`, the status goes to `status_path`. Apart so that how it
+// meets a path that is no longer that filesystem, and how it publishes, are tested on any
+// directory.
+std::unique_ptr<FollowWorld> follow_world_at(const std::string& path, const std::string& fsid,
+                                             const std::string& status_path,
+                                             std::FILE* json_events, ProgressSink* progress);
+
 // Idle CPU and I/O priority for the whole process (every thread started after it).
 // Returns what could not be set, in words ("" when all was).
 std::string take_idle_priority();
