@@ -1,8 +1,11 @@
 // What a plan frees: whole physical extents whose every reference it moves.
 #include "src/plan/freed_space.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include "unit/real_files.h"
 #include "unit/synthetic_fs.h"
 
 namespace btrdedupe {
@@ -114,6 +117,50 @@ TEST(FreedSpace, AnExtentAPreallocItemAlsoNamesIsNotFreed) {
   EXPECT_TRUE(extents[0].unwritten_refs);
   EXPECT_FALSE(extents[0].freed_by_plan);
   EXPECT_EQ(predicted_freed(extents).bytes, 0u);
+}
+
+}  // namespace
+}  // namespace btrdedupe
+
+namespace btrdedupe {
+namespace {
+
+PhysicalExtent extent_of(uint64_t bytenr, uint64_t disk_bytes, uint64_t subvolume) {
+  PhysicalExtent e;
+  e.bytenr = bytenr;
+  e.disk_bytes = disk_bytes;
+  e.subvolume = subvolume;
+  return e;
+}
+
+// What the tree no longer holds, less what rewritten remainders took anew in that
+// subvolume: never below zero, in a subvolume or in all.
+TEST(FreedSpace, RewrittenBytesAreTakenFromTheirSubvolumesFreed) {
+  const std::vector<PhysicalExtent> extents{extent_of(1 << 20, 40960, 256),
+                                            extent_of(2 << 20, 8192, 257),
+                                            extent_of(3 << 20, 4096, 256)};
+  const std::vector<bool> allocated{false, false, true};
+  const FreedSpace plain = freed_of(extents, allocated);
+  EXPECT_EQ(plain.bytes, 40960u + 8192u);
+  EXPECT_EQ(plain.extents, 2u);
+
+  const FreedSpace f = freed_of(extents, allocated, {{256, 4096}, {257, 10000}, {258, 500}});
+  EXPECT_EQ(f.extents, 2u);
+  EXPECT_EQ(f.by_subvolume.at(256), 40960u - 4096u);
+  EXPECT_EQ(f.by_subvolume.at(257), 0u);   // 10000 rewritten against 8192 freed
+  EXPECT_EQ(f.by_subvolume.at(258), 0u);   // nothing freed there to take from
+  EXPECT_EQ(f.bytes, 40960u + 8192u - 4096u - 8192u);
+}
+
+// The extent tree is searched through the fd: one not on btrfs has none.
+TEST(FreedSpace, StillAllocatedNeedsAnFdOnBtrfs) {
+  const test::RealFiles files;
+  const int fd = ::open(files.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  const auto answer = still_allocated(fd, {extent_of(1 << 20, 4096, 5)}, 0);
+  ::close(fd);
+  if (answer) GTEST_SKIP() << files.dir << " is on btrfs here";
+  EXPECT_NE(answer.error().code, 0);
 }
 
 }  // namespace
