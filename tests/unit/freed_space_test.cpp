@@ -3,8 +3,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
+#include "btrfs/fd.h"
 #include "unit/real_files.h"
 #include "unit/synthetic_fs.h"
 
@@ -155,10 +155,9 @@ TEST(FreedSpace, RewrittenBytesAreTakenFromTheirSubvolumesFreed) {
 // The extent tree is searched through the fd: one not on btrfs has none.
 TEST(FreedSpace, StillAllocatedNeedsAnFdOnBtrfs) {
   const test::RealFiles files;
-  const int fd = ::open(files.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  ASSERT_GE(fd, 0);
-  const auto answer = still_allocated(fd, {extent_of(1 << 20, 4096, 5)}, 0);
-  ::close(fd);
+  const auto fd = btrfs::Fd::open(files.dir, O_RDONLY | O_DIRECTORY);
+  ASSERT_TRUE(fd) << fd.error().message();
+  const auto answer = still_allocated(fd->get(), {extent_of(1 << 20, 4096, 5)}, 0);
   if (answer) GTEST_SKIP() << files.dir << " is on btrfs here";
   EXPECT_NE(answer.error().code, 0);
 }

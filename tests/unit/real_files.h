@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "btrfs/fd.h"
 #include "src/read/tree_scan.h"
 
 namespace btrdedupe::test {
@@ -57,12 +58,10 @@ class RealFiles {
 
   // Writes `bytes` to `name` (created or replaced in place: same inode).
   void write(const std::string& name, const std::vector<uint8_t>& bytes) const {
-    const int fd = ::open(path(name).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw std::runtime_error("open " + name);
-    const bool whole =
-        ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
-    ::close(fd);
-    if (!whole) throw std::runtime_error("write " + name);
+    auto fd = btrfs::Fd::open(path(name), O_WRONLY | O_CREAT | O_TRUNC);
+    if (!fd) throw std::runtime_error(fd.error().message());
+    if (::write(fd->get(), bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size()))
+      throw std::runtime_error("write " + name);
   }
 
   // One regular extent of file `f` at a fresh disk address.

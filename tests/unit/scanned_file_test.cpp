@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <string>
 
+#include "btrfs/fd.h"
 #include "unit/real_files.h"
 
 namespace btrdedupe {
@@ -23,40 +24,36 @@ using test::sector_bytes;
 // openat: the whole path is past PATH_MAX), returns their relative path.
 std::string deep_directories(const std::string& dir, int levels) {
   const std::string name(200, 'd');
-  int at = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  auto at = btrfs::Fd::open(dir, O_RDONLY | O_DIRECTORY);
   std::string rel;
-  for (int i = 0; i < levels && at >= 0; ++i) {
-    EXPECT_EQ(::mkdirat(at, name.c_str(), 0755), 0);
-    const int next = ::openat(at, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    ::close(at);
-    at = next;
+  for (int i = 0; i < levels && at; ++i) {
+    EXPECT_EQ(::mkdirat(at->get(), name.c_str(), 0755), 0);
+    at = btrfs::Fd::open_at(at->get(), name, O_RDONLY | O_DIRECTORY);
     rel += (rel.empty() ? "" : "/") + name;
   }
-  EXPECT_GE(at, 0);
-  if (at >= 0) ::close(at);
+  EXPECT_TRUE(at) << at.error().message();
   return rel;
 }
 
 // Writes `bytes` as `name` inside the directory at `rel` below `dir`; its inode.
 uint64_t write_deep_file(const std::string& dir, const std::string& rel, const std::string& name,
                          const std::vector<uint8_t>& bytes) {
-  int at = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  for (size_t from = 0; at >= 0 && from < rel.size();) {
+  auto at = btrfs::Fd::open(dir, O_RDONLY | O_DIRECTORY);
+  for (size_t from = 0; at && from < rel.size();) {
     const size_t slash = std::min(rel.find('/', from), rel.size());
-    const int next =
-        ::openat(at, rel.substr(from, slash - from).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    ::close(at);
-    at = next;
+    at = btrfs::Fd::open_at(at->get(), rel.substr(from, slash - from), O_RDONLY | O_DIRECTORY);
     from = slash + 1;
   }
-  EXPECT_GE(at, 0);
-  const int fd = ::openat(at, name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  ::close(at);
-  EXPECT_GE(fd, 0);
-  EXPECT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  if (!at) {
+    ADD_FAILURE() << at.error().message();
+    return 0;
+  }
+  const int f = ::openat(at->get(), name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  EXPECT_GE(f, 0);
+  const btrfs::Fd fd(f);
+  EXPECT_EQ(::write(fd.get(), bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
   struct stat st {};
-  EXPECT_EQ(::fstat(fd, &st), 0);
-  ::close(fd);
+  EXPECT_EQ(::fstat(fd.get(), &st), 0);
   return st.st_ino;
 }
 
