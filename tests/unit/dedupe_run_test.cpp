@@ -231,5 +231,24 @@ TEST_F(DedupeRunTest, TheRunLeavesThePageCacheAsItFoundIt) {
   EXPECT_EQ(range_cached(fds[3].get(), 0, 16 * kSector), std::optional<bool>(true));
 }
 
+// A destination written while its call was under way: the kernel's refusal is a change of
+// the file, not a failure of the dedupe.
+TEST_F(DedupeRunTest, ADestinationWrittenDuringItsCallIsAChange) {
+  add_files(3, 4);
+  add_round({0, 0}, 4 * kSector, {{1, 0}, {2, 0}});
+  kernel_.on_call = [&](size_t) { files_.write("f2", test::sector_bytes(1, 5)); };
+  kernel_.answer = [](size_t, uint64_t) {
+    return btrfs::DedupeOutcome{btrfs::DedupeStatus::Error, EINVAL, 0};
+  };
+  const DedupeStats stats = run();
+  EXPECT_EQ(stats.ranges_changed, 1u);
+  EXPECT_EQ(stats.ranges_failed, 1u);  // f1: unchanged, so a failure
+  EXPECT_EQ(stats.errors_by_code.at(EINVAL), 1u);
+  bool said = false;
+  for (const auto& m : stats.messages)
+    said = said || m == files_.path("f2") + ": changed since the scan: skipped";
+  EXPECT_TRUE(said);
+}
+
 }  // namespace
 }  // namespace btrdedupe
