@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,20 @@
 
 namespace btrdedupe::test {
 namespace {
+
+// Every progress report of a run, in order.
+struct RecordingSink final : ProgressSink {
+  void progress(const char* phase, uint64_t done, uint64_t total) override {
+    std::lock_guard lock(mu);
+    seen.push_back({phase, done, total});
+  }
+  struct Seen {
+    std::string phase;
+    uint64_t done, total;
+  };
+  std::mutex mu;
+  std::vector<Seen> seen;
+};
 
 // The freed figure is what the tree says went: the copy's extent.
 TEST_F(RunJobTest, WholeTreeDedupesCopiesAndFreesWhatTheTreeFrees) {
@@ -241,6 +257,55 @@ TEST_F(RunJobTest, AStopMidRoundEndsTheRun) {
   ASSERT_EQ(report.filesystems.size(), 1u);
   EXPECT_GE(report.filesystems[0].dedupe.rounds_not_started, 1u);
   EXPECT_LT(fs.dedupe_calls(), 4u);
+}
+
+// A full filesystem after remainders were planned: none is rewritten, each stays where it
+// was, and the report says why.
+TEST_F(RunJobTest, NoSpaceLeavesThePlannedRemaindersWhereTheyAre) {
+  fs.write_file("a", content(100, 8));
+  std::vector<uint32_t> b = content(100, 7);
+  b.push_back(999);  // its extent's last sector is its own: a remainder to rewrite
+  fs.write_file("b", b);
+  fs.script = always(outcome(btrfs::DedupeStatus::Error, ENOSPC));
+  JobOptions o = options();
+  o.rewrite_remainders = true;
+  o.io_threads = 1;
+  RecordingSink sink;
+  const JobReport report = run_job(o, &sink, fs);
+  ASSERT_EQ(report.filesystems.size(), 1u);
+  const FilesystemReport& r = report.filesystems[0];
+  EXPECT_TRUE(r.dedupe.no_space);
+  ASSERT_EQ(r.rewrite.planned_extents, 1u);
+  // The phase was announced (the remainders a round reads from come before the rounds).
+  EXPECT_TRUE(std::any_of(sink.seen.begin(), sink.seen.end(), [&](const auto& s) {
+    return s.phase == "rewrite" && s.done == 0 && s.total == r.rewrite.planned_bytes;
+  }));
+  EXPECT_EQ(r.rewrite.ranges_fell_back, 1u);
+  EXPECT_NE(r.rewrite.fallback_reason.find("full"), std::string::npos)
+      << r.rewrite.fallback_reason;
+  EXPECT_EQ(r.rewrite.ranges_rewritten, 0u);
+  EXPECT_FALSE(shares("a", "b"));
+}
+
+// Each phase reports its progress to the sink; the dedupe's ends at what was planned.
+TEST_F(RunJobTest, ProgressGoesToTheSinkPhaseByPhase) {
+  RecordingSink sink;
+  write_pairs(2, 8);
+  const JobReport report = run_job(options(), &sink, fs);
+  ASSERT_EQ(report.exit_code(), 0);
+  std::vector<std::string> phases;
+  uint64_t dedupe_done = 0, dedupe_total = 0;
+  for (const auto& s : sink.seen) {
+    if (phases.empty() || phases.back() != s.phase) phases.push_back(s.phase);
+    if (s.phase != "dedupe") continue;
+    EXPECT_GE(s.done, dedupe_done);
+    dedupe_done = s.done;
+    dedupe_total = s.total;
+  }
+  for (const char* phase : {"scan", "fingerprint", "match", "dedupe"})
+    EXPECT_NE(std::find(phases.begin(), phases.end(), phase), phases.end()) << phase;
+  EXPECT_EQ(dedupe_total, 2 * 8 * kBlock);
+  EXPECT_EQ(dedupe_done, dedupe_total);
 }
 
 }  // namespace
