@@ -154,7 +154,7 @@ class Job {
 
   bool select() {
     if (o_.subvolumes.empty()) return true;
-    selection_ = select_subvolumes(o_, report_);
+    selection_ = select_subvolumes(o_, report_, world_.subvolume_ground());
     return selection_.has_value();
   }
 

@@ -1,26 +1,16 @@
 #include "src/run/job_selection.h"
 
-#include <fcntl.h>
-
-#include "btrfs/fd.h"
-#include "btrfs/fs_info.h"
-
 namespace btrdedupe {
 
-std::optional<ResolvedSelection> select_subvolumes(JobOptions& o, JobReport& report) {
+std::optional<ResolvedSelection> select_subvolumes(JobOptions& o, JobReport& report,
+                                                   SubvolumeGround& ground) {
   if (o.paths.empty()) {
     report.path_errors.push_back("subvolume options need a PATH on the filesystem");
     return std::nullopt;
   }
   std::string fsid;
   for (const auto& p : o.paths) {
-    auto fd = btrfs::Fd::open(p, O_RDONLY | O_NONBLOCK);
-    if (!fd) {
-      report.path_errors.push_back(fd.error().message());
-      return std::nullopt;
-    }
-    auto ok = btrfs::check_is_btrfs(fd->get(), p);
-    auto info = ok ? btrfs::read_fs_info(fd->get()) : btrfs::Result<btrfs::FsInfo>(ok.error());
+    auto info = ground.fs_info(p);
     if (!info) {
       report.path_errors.push_back(info.error().message());
       return std::nullopt;
@@ -33,7 +23,7 @@ std::optional<ResolvedSelection> select_subvolumes(JobOptions& o, JobReport& rep
       return std::nullopt;
     }
   }
-  auto r = resolve_selection(o.paths.front(), o.subvolumes);
+  auto r = resolve_selection(o.paths.front(), o.subvolumes, ground);
   if (!r) {
     report.path_errors.push_back(r.error().message());
     return std::nullopt;

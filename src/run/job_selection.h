@@ -9,9 +9,11 @@
 
 namespace btrdedupe {
 
-// Resolves o.subvolumes on the filesystem of the paths (subvolume options work on one) and
-// rewrites its words as ids, so a hashfile's scope names the subvolumes however they were
-// given. Errors go to report.path_errors, notes to report.notes; nullopt: nothing can run.
-std::optional<ResolvedSelection> select_subvolumes(JobOptions& o, JobReport& report);
+// Resolves o.subvolumes on the filesystem of the paths (subvolume options work on one), as
+// `ground` shows it, and rewrites its words as ids, so a hashfile's scope names the
+// subvolumes however they were given. Errors go to report.path_errors, notes to
+// report.notes; nullopt: nothing can run.
+std::optional<ResolvedSelection> select_subvolumes(JobOptions& o, JobReport& report,
+                                                   SubvolumeGround& ground);
 
 }  // namespace btrdedupe

@@ -18,6 +18,7 @@ class MachineWorld final : public RunWorld {
   RunKernel& kernel(ReaderKind kind) override {
     return kind == ReaderKind::Tree ? kernel_run() : kernel_walked();
   }
+  SubvolumeGround& subvolume_ground() override { return machine_subvolume_ground(); }
 };
 
 }  // namespace

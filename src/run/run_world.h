@@ -1,8 +1,9 @@
 // Everything a job reaches beyond its options, chosen by whoever starts the run: where the
 // filesystem of a path stands (may it be searched, which kind), how each reader reads
-// roots, and the kernel each reader's run asks for dedupes and freed space. The command
-// line runs on the machine's own (machine_world); unit tests hand run_job an in-memory
-// btrfs and a scripted kernel, so a whole run of every source runs without root.
+// roots, the kernel each reader's run asks for dedupes and freed space, and the subvolumes
+// a selection chooses from. The command line runs on the machine's own (machine_world);
+// unit tests hand run_job an in-memory btrfs and a scripted kernel, so a whole run of every
+// source runs without root.
 #pragma once
 
 #include <string>
@@ -11,6 +12,7 @@
 #include "src/read/reader_kind.h"
 #include "src/read/root_reader.h"
 #include "src/run/run_kernel.h"
+#include "src/scope/subvolume_selection.h"
 
 namespace btrdedupe {
 
@@ -24,6 +26,9 @@ class RunWorld {
   virtual const RootReader& reader(ReaderKind kind) = 0;
   // What a run read by `kind` asks of the filesystem beyond its reads.
   virtual RunKernel& kernel(ReaderKind kind) = 0;
+  // The filesystem's subvolumes, their mounts and their trees read whole, as --subvol,
+  // --exclude-subvol and --all-subvols choose and read them.
+  virtual SubvolumeGround& subvolume_ground() = 0;
 };
 
 // The machine's own: open(2), the tree-search and FIEMAP readers, FIDEDUPERANGE.

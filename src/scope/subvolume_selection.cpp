@@ -38,10 +38,10 @@ std::string unescape_mountinfo(const std::string& s) {
   return out;
 }
 
-// Mount points of btrfs filesystems, in mountinfo order.
-std::vector<std::string> btrfs_mount_points() {
+// Mount points of btrfs filesystems in `mount_table` (mountinfo's text), in its order.
+std::vector<std::string> btrfs_mount_points(const std::string& mount_table) {
   std::vector<std::string> out;
-  std::ifstream in("/proc/self/mountinfo");
+  std::istringstream in(mount_table);
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
@@ -54,11 +54,6 @@ std::vector<std::string> btrfs_mount_points() {
   }
   return out;
 }
-
-struct OpenedSubvolumeRoot {
-  uint64_t id = 0;
-  std::string fsid;
-};
 
 // The subvolume whose top directory `path` is, and its filesystem; ENOTDIR-like errors
 // say what is wrong.
@@ -76,6 +71,39 @@ btrfs::Result<OpenedSubvolumeRoot> open_subvolume_root(const std::string& path) 
   if (!info) return info.error();
   return OpenedSubvolumeRoot{*id, info->fsid_string()};
 }
+
+class MachineSubvolumeGround final : public SubvolumeGround {
+ public:
+  btrfs::Result<std::vector<btrfs::Subvolume>> subvolumes(const std::string& path) override {
+    return btrfs::list_subvolumes(path);
+  }
+  btrfs::Result<btrfs::FsInfo> fs_info(const std::string& fs_path) override {
+    auto fd = btrfs::Fd::open(fs_path, O_RDONLY | O_NONBLOCK);
+    if (!fd) return fd.error();
+    if (auto ok = btrfs::check_is_btrfs(fd->get(), fs_path); !ok) return ok.error();
+    return btrfs::read_fs_info(fd->get());
+  }
+  std::string mount_table() override {
+    std::ifstream in("/proc/self/mountinfo");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  std::string real_path(const std::string& fs_path) override {
+    char* real = ::realpath(fs_path.c_str(), nullptr);
+    const std::string where = real ? real : fs_path;
+    std::free(real);
+    return where;
+  }
+  btrfs::Result<OpenedSubvolumeRoot> subvolume_root(const std::string& path) override {
+    return open_subvolume_root(path);
+  }
+  btrfs::Result<ScanResult> scan(const std::string& fs_path,
+                                 const std::vector<SubvolumeRoot>& subvolumes,
+                                 const ScanOptions& options) override {
+    return scan_subvolumes(fs_path, subvolumes, options);
+  }
+};
 
 const btrfs::Subvolume* find(const std::vector<btrfs::Subvolume>& all, uint64_t id) {
   for (const auto& s : all)
@@ -97,13 +125,11 @@ struct SubvolumeMount {
 // holding fs_path first (longest mount point that prefixes it).
 std::vector<SubvolumeMount> subvolume_mounts(const std::string& fs_path,
                                              const std::vector<btrfs::Subvolume>& all,
-                                             const std::string& fsid) {
-  char* real = ::realpath(fs_path.c_str(), nullptr);
-  const std::string where = real ? real : fs_path;
-  std::free(real);
+                                             const std::string& fsid, SubvolumeGround& ground) {
+  const std::string where = ground.real_path(fs_path);
   std::vector<SubvolumeMount> mounts;
-  for (const auto& point : btrfs_mount_points()) {
-    auto root = open_subvolume_root(point);
+  for (const auto& point : btrfs_mount_points(ground.mount_table())) {
+    auto root = ground.subvolume_root(point);
     if (!root || root->fsid != fsid) continue;
     if (const auto* s = find(all, root->id)) mounts.push_back({point, s});
   }
@@ -140,6 +166,13 @@ std::optional<std::string> path_through(const SubvolumeMount& m, const btrfs::Su
 
 }  // namespace
 
+SubvolumeGround::~SubvolumeGround() = default;
+
+SubvolumeGround& machine_subvolume_ground() {
+  static MachineSubvolumeGround ground;
+  return ground;
+}
+
 std::string subvolume_display_path(const btrfs::Subvolume& s) {
   return s.id == btrfs::kTopLevelSubvolume || s.path.empty() ? "<top level>" : s.path;
 }
@@ -153,14 +186,15 @@ std::string snapshot_source(const btrfs::Subvolume& s, const std::vector<btrfs::
 
 btrfs::Result<uint64_t> resolve_subvolume_word(const std::string& word,
                                                const std::vector<btrfs::Subvolume>& all,
-                                               const std::string& fsid) {
+                                               const std::string& fsid,
+                                               SubvolumeGround& ground) {
   if (all_digits(word)) {
     const uint64_t id = std::stoull(word);
     if (!find(all, id))
       return btrfs::Error{ENOENT, "no subvolume with id " + word + " on this filesystem"};
     return id;
   }
-  auto root = open_subvolume_root(word);
+  auto root = ground.subvolume_root(word);
   if (!root) return root.error();
   if (root->fsid != fsid)
     return btrfs::Error{EXDEV, word + " is on another filesystem than the PATH given"};
@@ -169,13 +203,11 @@ btrfs::Result<uint64_t> resolve_subvolume_word(const std::string& word,
 
 btrfs::Result<std::vector<SubvolumeRoot>> reachable_subvolumes(
     const std::string& fs_path, const std::vector<btrfs::Subvolume>& all,
-    const std::set<uint64_t>* only) {
-  auto fd = btrfs::Fd::open(fs_path, O_RDONLY | O_NONBLOCK);
-  if (!fd) return fd.error();
-  auto info = btrfs::read_fs_info(fd->get());
+    SubvolumeGround& ground, const std::set<uint64_t>* only) {
+  auto info = ground.fs_info(fs_path);
   if (!info) return info.error();
   const std::string fsid = info->fsid_string();
-  const std::vector<SubvolumeMount> mounts = subvolume_mounts(fs_path, all, fsid);
+  const std::vector<SubvolumeMount> mounts = subvolume_mounts(fs_path, all, fsid, ground);
 
   std::vector<SubvolumeRoot> out;
   for (const auto& s : all) {
@@ -183,7 +215,7 @@ btrfs::Result<std::vector<SubvolumeRoot>> reachable_subvolumes(
     for (const auto& m : mounts) {
       const std::optional<std::string> candidate = path_through(m, s);
       if (!candidate) continue;
-      auto opened = open_subvolume_root(*candidate);  // another mount may hide it
+      auto opened = ground.subvolume_root(*candidate);  // another mount may hide it
       if (opened && opened->id == s.id && opened->fsid == fsid) {
         out.push_back({s.id, *candidate});
         break;
@@ -194,19 +226,18 @@ btrfs::Result<std::vector<SubvolumeRoot>> reachable_subvolumes(
 }
 
 btrfs::Result<ResolvedSelection> resolve_selection(const std::string& fs_path,
-                                                   const SubvolumeSelection& selection) {
+                                                   const SubvolumeSelection& selection,
+                                                   SubvolumeGround& ground) {
   ResolvedSelection r;
-  auto all = btrfs::list_subvolumes(fs_path);
+  auto all = ground.subvolumes(fs_path);
   if (!all) return all.error();
   r.all = std::move(*all);
-  auto fd = btrfs::Fd::open(fs_path, O_RDONLY | O_NONBLOCK);
-  if (!fd) return fd.error();
-  auto info = btrfs::read_fs_info(fd->get());
+  auto info = ground.fs_info(fs_path);
   if (!info) return info.error();
   const std::string fsid = info->fsid_string();
 
   for (const auto& word : selection.exclude) {
-    auto id = resolve_subvolume_word(word, r.all, fsid);
+    auto id = resolve_subvolume_word(word, r.all, fsid, ground);
     if (!id) return btrfs::Error{id.error().code, "--exclude-subvol " + word + ": " + id.error().message()};
     r.excluded.insert(*id);
   }
@@ -217,14 +248,14 @@ btrfs::Result<ResolvedSelection> resolve_selection(const std::string& fs_path,
     for (const auto& s : r.all) chosen.insert(s.id);
   }
   for (const auto& word : selection.include) {
-    auto id = resolve_subvolume_word(word, r.all, fsid);
+    auto id = resolve_subvolume_word(word, r.all, fsid, ground);
     if (!id) return btrfs::Error{id.error().code, "--subvol " + word + ": " + id.error().message()};
     chosen.insert(*id);
     r.included.push_back(*id);
   }
   for (uint64_t id : r.excluded) chosen.erase(id);
 
-  auto reachable = reachable_subvolumes(fs_path, r.all, &chosen);
+  auto reachable = reachable_subvolumes(fs_path, r.all, ground, &chosen);
   if (!reachable) return reachable.error();
   std::vector<SubvolumeRoot> writable, readonly;
   for (uint64_t id : chosen) {

@@ -75,6 +75,8 @@ class MemoryBtrfs final : public RunWorld,
   btrfs::Result<ReaderGround> ground(const std::string&) override { return standing; }
   const RootReader& reader(ReaderKind kind) override;
   RunKernel& kernel(ReaderKind kind) override;
+  // Its one subvolume, mounted at root() alone.
+  SubvolumeGround& subvolume_ground() override { return subvolumes_; }
 
   // RootReader: the tree readers' own code over the in-memory tree.
   ReaderKind kind() const override { return ReaderKind::Tree; }
@@ -137,6 +139,25 @@ class MemoryBtrfs final : public RunWorld,
     btrfs::Timespec mtime{};
     std::vector<Piece> pieces;
   };
+  // The subvolume ground of the top directory, mounted at root_ (and nowhere else).
+  class Subvolumes final : public SubvolumeGround {
+   public:
+    explicit Subvolumes(const MemoryBtrfs& fs) : fs_(fs) {}
+    btrfs::Result<std::vector<btrfs::Subvolume>> subvolumes(const std::string& path) override;
+    btrfs::Result<btrfs::FsInfo> fs_info(const std::string& path) override;
+    std::string mount_table() override;
+    std::string real_path(const std::string& path) override { return path; }
+    btrfs::Result<OpenedSubvolumeRoot> subvolume_root(const std::string& path) override;
+    btrfs::Result<ScanResult> scan(const std::string& fs_path,
+                                   const std::vector<SubvolumeRoot>& subvolumes,
+                                   const ScanOptions& options) override;
+
+   private:
+    // Errors unless `path` is on the filesystem: root_ or a path below it.
+    btrfs::Result<void> on_filesystem(const std::string& path) const;
+    const MemoryBtrfs& fs_;
+  };
+
   btrfs::FsInfo fs_info() const;
   btrfs::Subvolume top() const;
   File& file_named(const std::string& name);
@@ -164,6 +185,7 @@ class MemoryBtrfs final : public RunWorld,
   size_t calls_ = 0;
   std::unique_ptr<Walked> walked_;
   std::unique_ptr<RootReader> walk_reader_;
+  Subvolumes subvolumes_{*this};
 };
 
 }  // namespace btrdedupe::test
