@@ -92,7 +92,8 @@ std::optional<int> run_command(const CliOptions& o, RunWorld& world) {
     return remove_from_catalog(o.hashfile, o.paths, world.reader(ReaderKind::Tree), stdout,
                                stderr);
   if (o.list_subvols)
-    return list_subvolumes_command(o.paths.front(), {o.hashfile, o.human, o.json}, stdout, stderr);
+    return list_subvolumes_command(o.paths.front(), {o.hashfile, o.human, o.json}, stdout, stderr,
+                                   world.subvolume_ground());
   return std::nullopt;
 }
 

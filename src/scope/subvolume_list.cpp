@@ -1,6 +1,5 @@
 #include "src/scope/subvolume_list.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -9,8 +8,6 @@
 #include <optional>
 #include <unordered_map>
 
-#include "btrfs/fd.h"
-#include "btrfs/fs_info.h"
 #include "src/report/byte_size.h"
 #include "src/catalog/catalog.h"
 #include "src/report/subvolume_report.h"
@@ -49,14 +46,15 @@ std::optional<std::string> read_scanned_generations(const std::string& hashfile,
 // Every subvolume's tree, writable ones first so snapshots fold into them: metadata only,
 // so no subvolume needs to be reachable through a mount (no file is opened).
 btrfs::Result<ScanResult> scan_every_subvolume(const std::string& path,
-                                               const std::vector<btrfs::Subvolume>& all) {
+                                               const std::vector<btrfs::Subvolume>& all,
+                                               SubvolumeGround& ground) {
   std::vector<SubvolumeRoot> writable, readonly;
   for (const auto& s : all) (s.readonly ? readonly : writable).push_back({s.id, ""});
   writable.insert(writable.end(), readonly.begin(), readonly.end());
   ScanOptions scan_options;
   scan_options.keep_paths = false;
   scan_options.warm_csum_tree = false;  // counts only: no fingerprint follows
-  return scan_subvolumes(path, writable, scan_options);
+  return ground.scan(path, writable, scan_options);
 }
 
 std::optional<uint64_t> last_scanned(const std::optional<Generations>& scanned,
@@ -144,19 +142,16 @@ void print_text_listing(const SubvolumeListing& l, const SubvolumeListOptions& o
 }  // namespace
 
 int list_subvolumes_command(const std::string& path, const SubvolumeListOptions& options,
-                            std::FILE* out, std::FILE* err) {
-  auto fd = btrfs::Fd::open(path, O_RDONLY | O_NONBLOCK);
-  if (!fd) return fail(err, fd.error().message());
-  if (auto ok = btrfs::check_is_btrfs(fd->get(), path); !ok) return fail(err, ok.error().message());
-  auto info = btrfs::read_fs_info(fd->get());
+                            std::FILE* out, std::FILE* err, SubvolumeGround& ground) {
+  auto info = ground.fs_info(path);
   if (!info) return fail(err, info.error().message());
-  auto all = btrfs::list_subvolumes(path);
+  auto all = ground.subvolumes(path);
   if (!all) return fail(err, all.error().message());
   std::optional<Generations> scanned;
   if (!options.hashfile.empty())
     if (auto error = read_scanned_generations(options.hashfile, info->fsid_string(), scanned))
       return fail(err, *error);
-  auto scan = scan_every_subvolume(path, *all);
+  auto scan = scan_every_subvolume(path, *all, ground);
   if (!scan) return fail(err, scan.error().message());
   const auto usage = subvolume_usage(*scan);
   const std::string fsid = info->fsid_string();

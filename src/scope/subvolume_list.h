@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include "src/scope/subvolume_selection.h"
+
 namespace btrdedupe {
 
 struct SubvolumeListOptions {
@@ -15,8 +17,9 @@ struct SubvolumeListOptions {
 // Lists every subvolume of PATH's filesystem: id, path, read-only, the subvolume it is a
 // snapshot of, generation, last scanned (with a hashfile: the generation the catalog holds
 // against the current one), and bytes on disk exclusive to it and shared with others (from a
-// metadata scan of every subvolume; no file data is read). Returns the exit code.
+// metadata scan of every subvolume; no file data is read), as `ground` shows the
+// filesystem. Returns the exit code.
 int list_subvolumes_command(const std::string& path, const SubvolumeListOptions& options,
-                            std::FILE* out, std::FILE* err);
+                            std::FILE* out, std::FILE* err, SubvolumeGround& ground);
 
 }  // namespace btrdedupe
