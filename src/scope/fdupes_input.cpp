@@ -18,8 +18,14 @@ std::string dirname_of(const std::string& p) {
   return slash == 0 ? "/" : p.substr(0, slash);
 }
 
-// The filesystem id of `path`, or "" (with *why) when it is not usable.
-std::string fsid_of(const std::string& path, bool want_file, std::string* why) {
+std::string relative_to(const std::string& root, const std::string& file) {
+  if (root == "/") return file.substr(1);
+  return file.substr(root.size() + 1);
+}
+
+}  // namespace
+
+std::string machine_fsid_of(const std::string& path, bool want_file, std::string* why) {
   auto fd = btrfs::Fd::open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   if (!fd) {
     *why = fd.error().message();
@@ -41,13 +47,6 @@ std::string fsid_of(const std::string& path, bool want_file, std::string* why) {
   }
   return info->fsid_string();
 }
-
-std::string relative_to(const std::string& root, const std::string& file) {
-  if (root == "/") return file.substr(1);
-  return file.substr(root.size() + 1);
-}
-
-}  // namespace
 
 std::string common_directory(const std::vector<std::string>& files) {
   if (files.empty()) return "";
@@ -71,7 +70,8 @@ bool FdupesScan::excluded(const std::string& root, const std::string& relative) 
   return !(below != set.end() && below->compare(0, prefix.size(), prefix) == 0);
 }
 
-FdupesScan plan_fdupes_scan(const std::vector<std::vector<std::string>>& groups) {
+FdupesScan plan_fdupes_scan(const std::vector<std::vector<std::string>>& groups,
+                            const FilesystemIdentity& fsid_of) {
   FdupesScan out;
   std::map<std::string, std::vector<std::string>> by_fs;  // fsid -> absolute files
   std::set<std::string> seen;

@@ -7,6 +7,7 @@
 // and the kernel's compare proves them, as on any run.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -24,9 +25,18 @@ struct FdupesScan {
   bool excluded(const std::string& root, const std::string& relative) const;
 };
 
-// Resolves each listed path (realpath; must be a regular file on btrfs); groups of fewer
-// than two usable files are dropped.
-FdupesScan plan_fdupes_scan(const std::vector<std::vector<std::string>>& groups);
+// The id of the filesystem `path` is on, or "" with *why saying why it cannot be used
+// (want_file: it must be a regular file). A symlink is not followed.
+using FilesystemIdentity =
+    std::function<std::string(const std::string& path, bool want_file, std::string* why)>;
+
+// The machine's: opens `path` and reads its btrfs filesystem's id (btrfs only).
+std::string machine_fsid_of(const std::string& path, bool want_file, std::string* why);
+
+// Resolves each listed path (realpath; must be a regular file whose filesystem `fsid_of`
+// names); groups of fewer than two usable files are dropped.
+FdupesScan plan_fdupes_scan(const std::vector<std::vector<std::string>>& groups,
+                            const FilesystemIdentity& fsid_of = machine_fsid_of);
 
 // Deepest common directory of absolute paths ("/a/b/x", "/a/c/y" -> "/a"); pure, tested.
 std::string common_directory(const std::vector<std::string>& absolute_files);
