@@ -19,10 +19,10 @@ struct ScanScope {
   std::vector<std::string> paths;  // a flat selection: the first names the filesystem
   std::optional<std::vector<SubvolumeRoot>> subvolumes;  // the flat selection, when one
 
+  // A flat selection is read whole by the run's subvolume ground
+  // (SubvolumeGround::scan); the paths' scans are grouped by filesystem instead
+  // (src/run/path_scans.h).
   bool flat() const { return subvolumes.has_value(); }
-  // The flat selection read whole (scan_subvolumes); the paths' scans are grouped by
-  // filesystem instead (src/run/path_scans.h).
-  btrfs::Result<ScanResult> scan_subvolumes(const ScanOptions& options) const;
 };
 
 }  // namespace btrdedupe

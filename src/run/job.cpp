@@ -308,13 +308,14 @@ class Job {
       flat_scan_started_ = Clock::now();
       report_progress(progress_, "scan", 0, 0);
     }
-    auto scan = subvolumes.scan_subvolumes(scan_options_);
+    SubvolumeGround& ground = world_.subvolume_ground();
+    auto scan = ground.scan(subvolumes.paths.front(), *subvolumes.subvolumes, scan_options_);
     if (!scan && too_many_files(scan.error())) return false;
     if (!scan) {
       add_failed(o_.paths, since(*flat_scan_started_), scan.error().message());
     } else {
       WholeScanSource source(std::move(*scan), catalog_.get(),
-                             reread_subvolumes(subvolumes, scan_options_), o_.io_threads,
+                             reread_subvolumes(subvolumes, scan_options_, ground), o_.io_threads,
                              reader_->checksums());
       run_source(source, since(*flat_scan_started_));
     }

@@ -37,9 +37,10 @@ WholeReread reread_roots(const ScanOptions& options, const RootReader& reader) {
           false};
 }
 
-WholeReread reread_subvolumes(ScanScope flat, const ScanOptions& options) {
-  return {[flat = std::move(flat), o = confirmation(options)](const ScanResult&) {
-            return flat.scan_subvolumes(o);
+WholeReread reread_subvolumes(ScanScope flat, const ScanOptions& options,
+                              SubvolumeGround& ground) {
+  return {[flat = std::move(flat), o = confirmation(options), &ground](const ScanResult&) {
+            return ground.scan(flat.paths.front(), *flat.subvolumes, o);
           },
           false};
 }

@@ -12,6 +12,7 @@
 #include "src/catalog/catalog_session.h"
 #include "src/run/batch_source.h"
 #include "src/read/scan_scope.h"
+#include "src/scope/subvolume_selection.h"
 
 namespace btrdedupe {
 
@@ -23,8 +24,9 @@ struct WholeReread {
 };
 // The roots of the batch read again with `options` (the first scan's: paths not kept).
 WholeReread reread_roots(const ScanOptions& options, const RootReader& reader);
-// The subvolumes of a flat selection read again.
-WholeReread reread_subvolumes(ScanScope flat, const ScanOptions& options);
+// The subvolumes of a flat selection read again, by the ground that read them first.
+WholeReread reread_subvolumes(ScanScope flat, const ScanOptions& options,
+                              SubvolumeGround& ground);
 // The batch's files read again through the catalog's incremental reader.
 WholeReread reread_changed(CatalogSession& catalog);
 
