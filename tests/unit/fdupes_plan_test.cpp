@@ -133,7 +133,8 @@ TEST_F(FdupesPlanTest, TheRootDirectoryAsTheCommonOne) {
   const std::string mine = file("fsA/1");
   const auto s = plan({{"/proc/self/status", mine}});
   ASSERT_EQ(s.roots, (std::vector<std::string>{"/"}));
-  EXPECT_EQ(s.wanted.at("/"), (std::set<std::string>{std::string(status).substr(1), mine.substr(1)}));
+  const std::set<std::string> relative{std::string(status).substr(1), mine.substr(1)};
+  EXPECT_EQ(s.wanted.at("/"), relative);
 }
 
 // The machine's identity off btrfs: nothing usable, each saying why.

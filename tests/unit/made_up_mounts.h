@@ -171,7 +171,8 @@ class MadeUpMounts final : public SubvolumeGround {
         best = &m;
     if (!best) return btrfs::Error{ENOENT, path + ": no such file or directory"};
     if (best->fsid.empty()) return btrfs::Error{0, path + " is on " + best->fstype + ", not btrfs"};
-    const std::string rest = p == best->point ? "" : p.substr(best->point == "/" ? 1 : best->point.size() + 1);
+    const size_t skip = best->point == "/" ? 1 : best->point.size() + 1;
+    const std::string rest = p == best->point ? "" : p.substr(skip);
     return Place{best, rest};
   }
   btrfs::Result<const Filesystem*> filesystem_of(const std::string& path) {

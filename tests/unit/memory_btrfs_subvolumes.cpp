@@ -26,20 +26,22 @@ btrfs::Result<btrfs::FsInfo> MemoryBtrfs::Subvolumes::fs_info(const std::string&
 }
 
 std::string MemoryBtrfs::Subvolumes::mount_table() {
-  return "21 1 0:42 / " + fs_.root_ + " rw,relatime shared:9 - btrfs /dev/memory rw,subvolid=5,subvol=/\n";
+  return "21 1 0:42 / " + fs_.root_ +
+         " rw,relatime shared:9 - btrfs /dev/memory rw,subvolid=5,subvol=/\n";
 }
 
 btrfs::Result<OpenedSubvolumeRoot> MemoryBtrfs::Subvolumes::subvolume_root(
     const std::string& path) {
   if (auto ok = on_filesystem(path); !ok) return ok.error();
-  if (path != fs_.root_) return btrfs::Error{EINVAL, path + " is not the top directory of a subvolume"};
+  if (path != fs_.root_)
+    return btrfs::Error{EINVAL, path + " is not the top directory of a subvolume"};
   return OpenedSubvolumeRoot{kTop, fs_.fs_info().fsid_string()};
 }
 
 // As scan_subvolumes reads them: each a root, no nested subvolume followed.
-btrfs::Result<ScanResult> MemoryBtrfs::Subvolumes::scan(const std::string& fs_path,
-                                                        const std::vector<SubvolumeRoot>& subvolumes,
-                                                        const ScanOptions& options) {
+btrfs::Result<ScanResult> MemoryBtrfs::Subvolumes::scan(
+    const std::string& fs_path, const std::vector<SubvolumeRoot>& subvolumes,
+    const ScanOptions& options) {
   if (auto ok = on_filesystem(fs_path); !ok) return ok.error();
   ScanResult out;
   out.fs = fs_.fs_info();

@@ -93,7 +93,8 @@ class SubvolumeListTest : public ::testing::Test {
     for (const auto& s : all) out[s.id];
     for (const auto& e : extents) {
       const std::set<uint64_t> users(e.users.begin(), e.users.end());
-      for (uint64_t u : users) (users.size() == 1 ? out[u].exclusive : out[u].shared) += e.disk_bytes;
+      for (uint64_t u : users)
+        (users.size() == 1 ? out[u].exclusive : out[u].shared) += e.disk_bytes;
     }
     return out;
   }
