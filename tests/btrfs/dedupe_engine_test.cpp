@@ -88,9 +88,13 @@ TEST_F(DedupeEngineTest, ContentChangedWithoutMtimeIsCaughtByTheKernelCompare) {
      " && head -c 1048576 /dev/urandom > a && cp --reflink=never a b && sync");
   auto p = plan("");
   ASSERT_EQ(p.plan.rounds.size(), 1u);
-  // Rewrite one byte of b, then restore b's mtime: only the byte compare can tell.
+  // Change one byte of b (to its value plus one: a fixed letter would already be there one
+  // time in 256), then restore b's mtime: only the byte compare can tell.
   sh("cd " + shell_quote(path("")) +
-     " && m=$(stat -c %y b) && printf 'X' | dd of=b bs=1 seek=7 conv=notrunc status=none"
+     " && m=$(stat -c %y b)"
+     " && v=$(dd if=b bs=1 skip=7 count=1 status=none | od -An -tu1 | tr -d ' ')"
+     " && printf \"\\\\$(printf %03o $(( (v + 1) % 256 )))\""
+     " | dd of=b bs=1 seek=7 conv=notrunc status=none"
      " && touch -d \"$m\" b && sync");
   const auto before = content_state("");
   const auto stats = run_dedupe(p.scan, p.plan, {});
