@@ -119,9 +119,11 @@ JobOptions job_options(const CliOptions& o) {
 }
 
 // --fdupes: the groups on stdin, deduped as whole files wherever they lie.
-FdupesScan read_fdupes_input(const CliOptions& o,
-                                        JobOptions& job) {
-  FdupesScan fdupes = plan_fdupes_scan(read_fdupes_groups(std::cin));
+FdupesScan read_fdupes_input(const CliOptions& o, JobOptions& job, RunWorld& world) {
+  FdupesScan fdupes = plan_fdupes_scan(
+      read_fdupes_groups(std::cin), [&](const std::string& path, bool want_file, std::string* why) {
+        return world.filesystem_id(path, want_file, why);
+      });
   for (const auto& e : fdupes.errors) std::fprintf(stderr, "btrdedupe: %s\n", e.c_str());
   if (!o.quiet && !o.json)
     std::fprintf(stdout, "fdupes input: %zu groups of 2 or more files, %zu files\n",
@@ -242,7 +244,7 @@ int run_command_line(int argc, char** argv, RunWorld& world, StopSignals& signal
   JobOptions job = job_options(o);
   UserExcludes user_excluded(o.exclude);
   FdupesScan fdupes;
-  if (o.fdupes) fdupes = read_fdupes_input(o, job);
+  if (o.fdupes) fdupes = read_fdupes_input(o, job, world);
   job.exclude = exclusion_rule(o, fdupes, user_excluded);
   job.exclude_patterns = o.exclude;
 

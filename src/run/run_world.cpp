@@ -3,6 +3,7 @@
 #include <fcntl.h>
 
 #include "btrfs/fd.h"
+#include "src/scope/fdupes_input.h"
 
 namespace btrdedupe {
 namespace {
@@ -19,6 +20,9 @@ class MachineWorld final : public RunWorld {
     return kind == ReaderKind::Tree ? kernel_run() : kernel_walked();
   }
   SubvolumeGround& subvolume_ground() override { return machine_subvolume_ground(); }
+  std::string filesystem_id(const std::string& path, bool want_file, std::string* why) override {
+    return machine_fsid_of(path, want_file, why);
+  }
 };
 
 }  // namespace

@@ -29,6 +29,11 @@ class RunWorld {
   // The filesystem's subvolumes, their mounts and their trees read whole, as --subvol,
   // --exclude-subvol and --all-subvols choose and read them.
   virtual SubvolumeGround& subvolume_ground() = 0;
+  // The id of the filesystem `path` is on, as --fdupes input groups its files by it
+  // (src/scope/fdupes_input.h's FilesystemIdentity): "" with *why saying why it cannot be
+  // used (want_file: it must be a regular file).
+  virtual std::string filesystem_id(const std::string& path, bool want_file,
+                                    std::string* why) = 0;
 };
 
 // The machine's own: open(2), the tree-search and FIEMAP readers, FIDEDUPERANGE.

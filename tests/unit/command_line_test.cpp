@@ -11,6 +11,8 @@
 
 #include <atomic>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -153,25 +155,29 @@ TEST_F(CommandLineTest, DebugSaysTheOptionsInEffect) {
   EXPECT_EQ(btrdedupe({"-r", "-q", "--debug", fs.root()}).out.find("debug:"), std::string::npos);
 }
 
-// --fdupes: the groups come on stdin, each file of them on btrfs; here (no btrfs) each is
-// refused in its own line, no group is left, and the run is a failure with nothing read.
-TEST_F(CommandLineTest, FdupesInputOffBtrfsIsRefusedFileByFile) {
-  if (on_btrfs(fs.root())) GTEST_SKIP() << fs.root() << " is on btrfs";
-  write_pairs(1, 8);
-  std::istringstream groups(fs.root() + "/a0\n" + fs.root() + "/b0\n\n" + fs.root() +
-                            "/no-such-file\n");
+// --fdupes: the groups come on stdin; the world says which filesystem each file is on. The
+// in-memory btrfs's files are deduped whole; a missing file and one off it are refused,
+// each in its own line, and the run says it met errors.
+TEST_F(CommandLineTest, FdupesGroupsAreDedupedAndFilesOffTheFilesystemRefused) {
+  write_pairs(2, 8);
+  const std::string outside = fs.root() + "-outside";
+  { std::ofstream(outside) << "not on the in-memory btrfs"; }
+  std::istringstream groups(fs.root() + "/a0\n" + fs.root() + "/b0\n" + outside + "\n\n" +
+                            fs.root() + "/a1\n" + fs.root() + "/no-such-file\n");
   std::streambuf* const stdin_buffer = std::cin.rdbuf(groups.rdbuf());
-  const Ran ran = btrdedupe({"--fdupes"});
+  const Ran ran = btrdedupe({"--fdupes", "-d"});
   std::cin.rdbuf(stdin_buffer);
-  EXPECT_EQ(ran.exit_code, 1);
-  EXPECT_NE(ran.out.find("fdupes input: 0 groups of 2 or more files, 0 files\n"),
+  std::filesystem::remove(outside);
+  EXPECT_EQ(ran.exit_code, 1) << ran.err;
+  EXPECT_NE(ran.out.find("fdupes input: 1 groups of 2 or more files, 2 files\n"),
             std::string::npos)
       << ran.out;
-  for (const char* file : {"/a0", "/b0", "/no-such-file"})
-    EXPECT_NE(ran.err.find("btrdedupe: fdupes input: " + fs.root() + file), std::string::npos)
+  for (const std::string& file : {outside, fs.root() + "/no-such-file"})
+    EXPECT_NE(ran.err.find("btrdedupe: fdupes input: " + file), std::string::npos)
         << file << "\n" << ran.err;
-  EXPECT_EQ(fs.dedupe_calls(), 0u);
-  EXPECT_FALSE(shares("a0", "b0"));
+  EXPECT_TRUE(shares("a0", "b0"));
+  EXPECT_FALSE(shares("a1", "b1"));  // a group of one left: not named together
+  EXPECT_EQ(fs.dedupe_calls(), 1u);
 }
 
 // --progress: JSON events (or a terminal's line) on stderr, the report on stdout as ever.

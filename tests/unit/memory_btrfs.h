@@ -77,6 +77,8 @@ class MemoryBtrfs final : public RunWorld,
   RunKernel& kernel(ReaderKind kind) override;
   // Its one subvolume, mounted at root() alone.
   SubvolumeGround& subvolume_ground() override { return subvolumes_; }
+  // Its id for a path below root(); refused elsewhere, as a file off btrfs is.
+  std::string filesystem_id(const std::string& path, bool want_file, std::string* why) override;
 
   // RootReader: the tree readers' own code over the in-memory tree.
   ReaderKind kind() const override { return ReaderKind::Tree; }
@@ -152,9 +154,10 @@ class MemoryBtrfs final : public RunWorld,
                                    const std::vector<SubvolumeRoot>& subvolumes,
                                    const ScanOptions& options) override;
 
-   private:
     // Errors unless `path` is on the filesystem: root_ or a path below it.
     btrfs::Result<void> on_filesystem(const std::string& path) const;
+
+   private:
     const MemoryBtrfs& fs_;
   };
 

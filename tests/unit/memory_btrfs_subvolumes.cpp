@@ -1,6 +1,7 @@
 // MemoryBtrfs's subvolume ground (tests/unit/memory_btrfs.h): its one subvolume, the top
 // level, mounted at its root directory and nowhere else.
 #include <linux/btrfs_tree.h>
+#include <sys/stat.h>
 
 #include <deque>
 
@@ -12,6 +13,20 @@ namespace btrdedupe::test {
 btrfs::Result<void> MemoryBtrfs::Subvolumes::on_filesystem(const std::string& path) const {
   if (path == fs_.root_ || path.rfind(fs_.root_ + "/", 0) == 0) return {};
   return btrfs::Error{ENOENT, path + " is not on the in-memory btrfs at " + fs_.root_};
+}
+
+std::string MemoryBtrfs::filesystem_id(const std::string& path, bool want_file,
+                                       std::string* why) {
+  if (auto ok = subvolumes_.on_filesystem(path); !ok) {
+    *why = ok.error().message();
+    return "";
+  }
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || (want_file && !S_ISREG(st.st_mode))) {
+    *why = path + ": not a regular file";
+    return "";
+  }
+  return fs_info().fsid_string();
 }
 
 btrfs::Result<std::vector<btrfs::Subvolume>> MemoryBtrfs::Subvolumes::subvolumes(
