@@ -18,6 +18,12 @@ namespace {
 class RunJobWalkTest : public RunJobTest {
  protected:
   RunJobWalkTest() { fs.standing.may_search_trees = false; }
+  // A run that must have walked: a tree read would pass most assertions just as well.
+  JobReport walk(const JobOptions& o) {
+    JobReport report = run(o);
+    EXPECT_EQ(std::string(report.reader), "paths");
+    return report;
+  }
   static bool noted(const JobReport& report, const std::string& words) {
     for (const auto& note : report.notes)
       if (note.find(words) != std::string::npos) return true;
@@ -30,8 +36,7 @@ TEST_F(RunJobWalkTest, AWalkDedupesCopiesAndFreesWhatTheFilesystemFrees) {
   write_pairs(2, 8);
   fs.write_file("other", content(900, 8));
   const uint64_t before = fs.referenced_bytes();
-  const JobReport report = run(options());
-  EXPECT_EQ(std::string(report.reader), "paths");
+  const JobReport report = walk(options());
   EXPECT_TRUE(noted(report, "tree search needs root"));
   ASSERT_EQ(report.filesystems.size(), 1u);
   const FilesystemReport& r = report.filesystems[0];
@@ -53,8 +58,7 @@ TEST_F(RunJobWalkTest, OnXfsTheRunWalksEvenAsRoot) {
   fs.standing.may_search_trees = true;
   write_pairs(1, 4);
   const uint64_t before = fs.referenced_bytes();
-  const JobReport report = run(options());
-  EXPECT_EQ(std::string(report.reader), "paths");
+  const JobReport report = walk(options());
   EXPECT_TRUE(noted(report, "xfs has no trees to search"));
   ASSERT_EQ(report.filesystems.size(), 1u);
   EXPECT_TRUE(shares("a0", "b0"));
@@ -63,7 +67,7 @@ TEST_F(RunJobWalkTest, OnXfsTheRunWalksEvenAsRoot) {
 
 TEST_F(RunJobWalkTest, ADryRunWalkPlansWithoutACall) {
   write_pairs(1, 8);
-  const JobReport report = run(options(false));
+  const JobReport report = walk(options(false));
   ASSERT_EQ(report.filesystems.size(), 1u);
   EXPECT_EQ(fs.dedupe_calls(), 0u);
   EXPECT_FALSE(shares("a0", "b0"));
@@ -77,11 +81,11 @@ TEST_F(RunJobWalkTest, HashfileReRunsWalkAgainAndDedupeOnlyWhatChanged) {
   fs.write_file("c", content(500, 4));
   JobOptions o = options();
   o.hashfile = hashfile();
-  ASSERT_EQ(run(o).exit_code(), 0);
+  ASSERT_EQ(walk(o).exit_code(), 0);
   ASSERT_TRUE(shares("a0", "b0"));
   ASSERT_EQ(fs.dedupe_calls(), 1u);
 
-  const JobReport unchanged = run(o);
+  const JobReport unchanged = walk(o);
   ASSERT_EQ(unchanged.filesystems.size(), 1u);
   const CatalogStats& same = unchanged.filesystems[0].catalog;
   EXPECT_EQ(unchanged.exit_code(), 0);
@@ -92,7 +96,7 @@ TEST_F(RunJobWalkTest, HashfileReRunsWalkAgainAndDedupeOnlyWhatChanged) {
   EXPECT_EQ(unchanged.filesystems[0].freed.bytes, 0u);
 
   fs.write_file("c-copy", content(500, 4));
-  const JobReport changed = run(o);
+  const JobReport changed = walk(o);
   ASSERT_EQ(changed.filesystems.size(), 1u);
   const FilesystemReport& r = changed.filesystems[0];
   EXPECT_EQ(r.error, "");
@@ -109,7 +113,7 @@ TEST_F(RunJobWalkTest, WindowsAreNotedAndTheTreeIsWalkedWhole) {
   write_pairs(3, 4);
   JobOptions o = options();
   o.window_files = 2;
-  const JobReport report = run(o);
+  const JobReport report = walk(o);
   EXPECT_TRUE(noted(report, "-B: a walk of the paths has no windows; the tree is read whole"));
   ASSERT_EQ(report.filesystems.size(), 1u);
   EXPECT_EQ(report.filesystems[0].windows, 0u);
@@ -137,7 +141,7 @@ TEST_F(RunJobWalkTest, NamedFilesAreWalkedOneByOne) {
   JobOptions o = options();
   o.paths = {fs.root() + "/a0", fs.root() + "/b0", fs.root() + "/a1"};
   o.partial = false;
-  const JobReport report = run(o);
+  const JobReport report = walk(o);
   ASSERT_EQ(report.filesystems.size(), 1u);
   EXPECT_EQ(report.filesystems[0].files, 3u);
   EXPECT_TRUE(shares("a0", "b0"));
